@@ -1,0 +1,86 @@
+"""Pure Truco rules: cards, deals, calls, tricks, scoring and per-seat views.
+
+No I/O, no clock, no logging, no randomness of its own (deals come from the seed it is given).
+Importing this package must not import trio, grpc or structlog (tests/test_layers.py).
+
+    match = Match("argentine-1v1", {"target": 15}, seed=7)
+    while not match.is_over:
+        seat = match.to_act
+        view = match.view(seat)            # what that seat may know
+        match.apply(view.legal_actions[0])
+    match.result, match.record()
+"""
+
+from arena.errors import IllegalActionError, NotationError, UnknownVariantError
+from arena.rules.actions import Action, ActionKind, call, play
+from arena.rules.cards import (
+    Card,
+    Deck,
+    Suit,
+    envido_cards,
+    envido_value,
+    full_deck,
+    parse_card,
+    parse_cards,
+    trick_strength,
+)
+from arena.rules.deal import Deal, deal_cards, first_dealer
+from arena.rules.record import HandRecord, MatchRecord, replay
+from arena.rules.state import Match
+from arena.rules.variants import Options, Variant, find_variant, variant_names
+from arena.rules.views import (
+    Award,
+    AwardReason,
+    EnvidoOutcome,
+    Event,
+    GameResult,
+    HandSummary,
+    MatchResult,
+    Move,
+    PendingCall,
+    Play,
+    SeatView,
+    Trick,
+)
+
+__all__ = [
+    "Action",
+    "ActionKind",
+    "Award",
+    "AwardReason",
+    "Card",
+    "Deal",
+    "Deck",
+    "EnvidoOutcome",
+    "Event",
+    "GameResult",
+    "HandRecord",
+    "HandSummary",
+    "IllegalActionError",
+    "Match",
+    "MatchRecord",
+    "MatchResult",
+    "Move",
+    "NotationError",
+    "Options",
+    "PendingCall",
+    "Play",
+    "SeatView",
+    "Suit",
+    "Trick",
+    "UnknownVariantError",
+    "Variant",
+    "call",
+    "deal_cards",
+    "envido_cards",
+    "envido_value",
+    "find_variant",
+    "first_dealer",
+    "full_deck",
+    "parse_card",
+    "parse_cards",
+    "play",
+    "replay",
+    "trick_strength",
+    "variant_names",
+]

@@ -1,0 +1,95 @@
+"""The game record: every deal, every action and every award, and replaying it (RULES.md §6).
+
+A `MatchRecord` is plain data. `replay(record)` runs it through the engine again and raises
+`ReplayMismatchError` unless it reproduces the same awards and result; this is what
+`arena replay` checks, and what the arena's replay files hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from arena.errors import IllegalActionError, ReplayMismatchError
+from arena.rules.cards import Card
+from arena.rules.variants import Options
+from arena.rules.views import Award, HandSummary, MatchResult, Move
+
+if TYPE_CHECKING:
+    from arena.rules.state import Match
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """One hand: its deal (seat 0 first), the actions in order, the awards, the summary."""
+
+    game_number: int
+    hand_number: int
+    dealer: int
+    deal: tuple[tuple[Card, ...], ...]
+    moves: tuple[Move, ...]
+    awards: tuple[Award, ...]
+    summary: HandSummary
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A whole match, enough to replay it exactly."""
+
+    variant: str
+    options: Options
+    seed: int
+    first_dealer: int
+    initial_scores: tuple[int, ...]
+    hands: tuple[HandRecord, ...]
+    result: MatchResult | None
+
+
+def replay(record: MatchRecord) -> Match:
+    """Replay `record` through the engine; return the finished match, or raise
+    `ReplayMismatchError` naming the first hand where it differs."""
+    from arena.rules.state import Match
+
+    deals = {(h.game_number, h.hand_number): h.deal for h in record.hands}
+    match = Match(
+        record.variant,
+        record.options,
+        record.seed,
+        dealer=record.first_dealer,
+        scores=record.initial_scores,
+        deals=deals,
+    )
+    for hand in record.hands:
+        where = f"game {hand.game_number} hand {hand.hand_number}"
+        if (match.game_number, match.hand_number) != (hand.game_number, hand.hand_number):
+            raise ReplayMismatchError(
+                f"{where}: the engine is at game {match.game_number} hand {match.hand_number}"
+            )
+        for move in hand.moves:
+            if match.to_act != move.seat:
+                raise ReplayMismatchError(
+                    f"{where}: seat {move.seat} acted but seat {match.to_act} was to act"
+                )
+            try:
+                match.apply(move.action)
+            except IllegalActionError as exc:
+                raise ReplayMismatchError(f"{where}: {exc}") from exc
+        replayed = match.record().hands
+        mine = next(
+            (
+                h
+                for h in replayed
+                if (h.game_number, h.hand_number) == (hand.game_number, hand.hand_number)
+            ),
+            None,
+        )
+        if mine is None:
+            raise ReplayMismatchError(f"{where}: the recorded actions do not finish the hand")
+        if mine.awards != hand.awards:
+            raise ReplayMismatchError(
+                f"{where}: awards {list(map(str, mine.awards))} "
+                f"!= recorded {list(map(str, hand.awards))}"
+            )
+    if match.result != record.result:
+        raise ReplayMismatchError(f"result {match.result} != recorded {record.result}")
+    return match

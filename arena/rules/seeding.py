@@ -1,0 +1,52 @@
+"""Deterministic randomness from the match seed (RULES.md §6).
+
+Every random choice the rules need (shuffles, the first dealer) is drawn from SHA-256 in counter
+mode over a label that names what is drawn, e.g. ("deal", seed, game, hand). This is portable
+(any language can reproduce it) and independent of Python's `random` module.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class SeededStream:
+    """An endless stream of uniform integers derived from a label."""
+
+    __slots__ = ("_blocks", "_buffer")
+
+    def __init__(self, *label: object) -> None:
+        key = "/".join(str(part) for part in ("truco-arena", "v1", *label)).encode()
+        self._blocks = self._generate(key)
+        self._buffer = 0
+
+    @staticmethod
+    def _generate(key: bytes) -> Iterator[int]:
+        counter = 0
+        while True:
+            digest = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
+            for i in range(0, 32, 4):
+                yield int.from_bytes(digest[i : i + 4], "big")
+            counter += 1
+
+    def below(self, n: int) -> int:
+        """A uniform integer in [0, n), by rejection sampling on 32-bit words."""
+        if not 0 < n <= 1 << 32:
+            raise ValueError(f"cannot draw below {n}")
+        limit = (1 << 32) - ((1 << 32) % n)
+        while True:
+            word = next(self._blocks)
+            if word < limit:
+                return word % n
+
+    def shuffle(self, items: Sequence[T]) -> list[T]:
+        """A Fisher-Yates shuffle of a copy of `items`."""
+        out = list(items)
+        for i in range(len(out) - 1, 0, -1):
+            j = self.below(i + 1)
+            out[i], out[j] = out[j], out[i]
+        return out
