@@ -1,0 +1,525 @@
+"""Pure conversions between the engine's value objects (arena.rules) and the wire (arena.v1).
+
+`*_to_proto` functions build messages from engine values; `*_from_proto` functions read them
+back into the same engine values, so a bot written with the Python SDK works with the engine's
+own types. Cards on the wire carry no deck, so every `*_from_proto` that can meet a card takes
+the match's `Deck` (`deck_of(variant)` finds it).
+
+Anything on the wire that does not make sense (an unknown action kind, a bad card, a card on an
+action that takes none, ...) raises `ProtocolViolation` with a message that says what was wrong.
+No I/O here, nothing but arena.rules and the generated messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from arena.errors import NotationError, ProtocolViolation, UnknownVariantError
+from arena.rules.actions import Action, ActionKind
+from arena.rules.cards import RANKS, Card, Deck, Suit, parse_card
+from arena.rules.variants import Options, find_variant
+from arena.rules.views import (
+    Award,
+    AwardReason,
+    EnvidoEvent,
+    EnvidoOutcome,
+    EventBody,
+    GameEndEvent,
+    GameResult,
+    HandEndEvent,
+    HandSummary,
+    MatchEndEvent,
+    MatchResult,
+    Move,
+    MoveEvent,
+    PendingCall,
+    Play,
+    SeatView,
+    Trick,
+    TrickEvent,
+)
+from arena.v1 import arena_pb2 as pb
+
+__all__ = [
+    "action_from_proto",
+    "action_to_proto",
+    "award_from_proto",
+    "award_to_proto",
+    "card_from_proto",
+    "card_to_proto",
+    "deck_of",
+    "envido_from_proto",
+    "envido_to_proto",
+    "event_from_proto",
+    "event_to_proto",
+    "game_result_from_proto",
+    "game_result_to_proto",
+    "options_from_proto",
+    "options_to_proto",
+    "result_from_proto",
+    "result_to_proto",
+    "summary_from_proto",
+    "summary_to_proto",
+    "trick_from_proto",
+    "trick_to_proto",
+    "view_from_proto",
+    "view_to_proto",
+]
+
+# Engine enums and wire enums are paired by name. ActionKind and AwardReason also share their
+# numbers (tests/test_proto.py); the wire's suits are shifted by one (0 is SUIT_UNSPECIFIED).
+_SUIT_TO_WIRE: dict[Suit, pb.Suit] = {s: pb.Suit.Value(f"SUIT_{s.name}") for s in Suit}
+_KIND_TO_WIRE: dict[ActionKind, pb.ActionKind] = {
+    k: pb.ActionKind.Value(f"ACTION_KIND_{k.name}") for k in ActionKind
+}
+_REASON_TO_WIRE: dict[AwardReason, pb.AwardReason] = {
+    r: pb.AwardReason.Value(f"AWARD_REASON_{r.name}") for r in AwardReason
+}
+_SUIT_FROM_WIRE: dict[int, Suit] = {number: s for s, number in _SUIT_TO_WIRE.items()}
+_KIND_FROM_WIRE: dict[int, ActionKind] = {number: k for k, number in _KIND_TO_WIRE.items()}
+_REASON_FROM_WIRE: dict[int, AwardReason] = {n: r for r, n in _REASON_TO_WIRE.items()}
+
+# Kinds that carry a card, and the kind that carries a slot (actions.py, `Action`).
+_CARD_KINDS = frozenset({ActionKind.PLAY, ActionKind.DISCARD})
+_SLOT_KINDS = frozenset({ActionKind.PLAY_FACE_DOWN})
+
+
+def deck_of(variant: str) -> Deck:
+    """The deck a variant plays with: Spanish for argentine-*, Brazilian for mineiro-*."""
+    try:
+        return find_variant(variant).deck
+    except UnknownVariantError:
+        pass
+    if variant.startswith("argentine"):
+        return Deck.SPANISH
+    if variant.startswith("mineiro"):
+        return Deck.BRAZILIAN
+    raise ProtocolViolation(
+        f"unknown variant {variant!r}: cannot tell its deck (argentine-* variants use the "
+        "Spanish deck, mineiro-* the Brazilian one)"
+    )
+
+
+# Cards ---------------------------------------------------------------------------------------
+
+
+def card_to_proto(card: Card) -> pb.Card:
+    """A `Card` message with suit, rank and the deck's notation."""
+    return pb.Card(suit=_SUIT_TO_WIRE[card.suit], rank=card.rank, text=str(card))
+
+
+def card_from_proto(msg: pb.Card, deck: Deck) -> Card:
+    """Read a card of `deck`: from suit + rank, or from `text` alone; if both, they must agree."""
+    if msg.suit == 0 and msg.rank == 0:
+        if not msg.text:
+            raise ProtocolViolation(
+                "card is empty: set suit and rank (e.g. SUIT_SWORDS, 1), or text (e.g. "
+                f"{_example(deck)})"
+            )
+        return _parse(msg.text, deck)
+    suit = _SUIT_FROM_WIRE.get(msg.suit)
+    if suit is None:
+        names = ", ".join(f"{number} ({suit.name})" for suit, number in _SUIT_TO_WIRE.items())
+        raise ProtocolViolation(f"card suit {msg.suit} is not a suit; suits are {names}")
+    if msg.rank not in RANKS:
+        raise ProtocolViolation(f"card rank {msg.rank} is not in a 40-card deck (1-7, 10-12)")
+    card = Card(deck, suit, msg.rank)
+    if msg.text and _parse(msg.text, deck) != card:
+        raise ProtocolViolation(
+            f"card text {msg.text!r} does not match its suit and rank, which make {card}"
+        )
+    return card
+
+
+def _parse(text: str, deck: Deck) -> Card:
+    try:
+        return parse_card(text, deck)
+    except NotationError as err:
+        raise ProtocolViolation(f"bad card in the {deck.value} deck: {err}") from err
+
+
+def _example(deck: Deck) -> str:
+    return '"1e"' if deck is Deck.SPANISH else '"4c"'
+
+
+def _cards_from_proto(msgs: Iterable[pb.Card], deck: Deck) -> tuple[Card, ...]:
+    return tuple(card_from_proto(msg, deck) for msg in msgs)
+
+
+def _seat_cards_to_proto(pairs: tuple[tuple[int, tuple[Card, ...]], ...]) -> list[pb.SeatCards]:
+    return [
+        pb.SeatCards(seat=seat, cards=[card_to_proto(c) for c in cards]) for seat, cards in pairs
+    ]
+
+
+def _seat_cards_from_proto(
+    msgs: Iterable[pb.SeatCards], deck: Deck
+) -> tuple[tuple[int, tuple[Card, ...]], ...]:
+    return tuple((msg.seat, _cards_from_proto(msg.cards, deck)) for msg in msgs)
+
+
+# Actions -------------------------------------------------------------------------------------
+
+
+def _kind_from_proto(number: int) -> ActionKind:
+    if number == 0:
+        raise ProtocolViolation("action kind is unset (ACTION_KIND_UNSPECIFIED); set `kind`")
+    kind = _KIND_FROM_WIRE.get(number)
+    if kind is None:
+        raise ProtocolViolation(
+            f"unknown action kind {number}; see enum ActionKind in arena.proto for the kinds"
+        )
+    return kind
+
+
+def action_to_proto(action: Action) -> pb.Action:
+    """An `Action` message: the kind, and the card or slot if the action has one."""
+    msg = pb.Action(kind=_KIND_TO_WIRE[action.kind], slot=action.slot)
+    if action.card is not None:
+        msg.card.CopyFrom(card_to_proto(action.card))
+    return msg
+
+
+def action_from_proto(msg: pb.Action, deck: Deck) -> Action:
+    """Read an action. The card is required for PLAY and DISCARD and refused on other kinds;
+    the slot likewise for PLAY_FACE_DOWN."""
+    kind = _kind_from_proto(msg.kind)
+    name = kind.name
+    has_card, has_slot = msg.HasField("card"), msg.HasField("slot")
+    if kind in _CARD_KINDS and not has_card:
+        raise ProtocolViolation(f"action {name} needs a card: set `card`")
+    if kind not in _CARD_KINDS and has_card:
+        raise ProtocolViolation(f"action {name} takes no card: leave `card` unset")
+    if kind in _SLOT_KINDS and not has_slot:
+        raise ProtocolViolation(f"action {name} needs a slot (position in the hand): set `slot`")
+    if kind not in _SLOT_KINDS and has_slot:
+        raise ProtocolViolation(f"action {name} takes no slot: leave `slot` unset")
+    card = card_from_proto(msg.card, deck) if has_card else None
+    return Action(kind, card=card, slot=msg.slot if has_slot else None)
+
+
+def _actions_from_proto(msgs: Iterable[pb.Action], deck: Deck) -> tuple[Action, ...]:
+    return tuple(action_from_proto(msg, deck) for msg in msgs)
+
+
+# Hand pieces ---------------------------------------------------------------------------------
+
+
+def award_to_proto(award: Award) -> pb.Award:
+    """An `Award` message."""
+    return pb.Award(team=award.team, points=award.points, reason=_REASON_TO_WIRE[award.reason])
+
+
+def award_from_proto(msg: pb.Award) -> Award:
+    """Read an award; an unknown reason is a `ProtocolViolation`."""
+    reason = _REASON_FROM_WIRE.get(msg.reason)
+    if reason is None:
+        raise ProtocolViolation(
+            f"unknown award reason {msg.reason}; see enum AwardReason in arena.proto"
+        )
+    return Award(team=msg.team, points=msg.points, reason=reason)
+
+
+def _play_to_proto(play: Play) -> pb.Play:
+    return pb.Play(seat=play.seat, card=card_to_proto(play.card))
+
+
+def _play_from_proto(msg: pb.Play, deck: Deck) -> Play:
+    if not msg.HasField("card"):
+        raise ProtocolViolation(f"a play by seat {msg.seat} has no card")
+    return Play(seat=msg.seat, card=card_from_proto(msg.card, deck))
+
+
+def trick_to_proto(trick: Trick) -> pb.Trick:
+    """A `Trick` message; `winner` and `winner_team` stay unset for a parda."""
+    return pb.Trick(
+        leader=trick.leader,
+        plays=[_play_to_proto(p) for p in trick.plays],
+        winner=trick.winner,
+        winner_team=trick.winner_team,
+    )
+
+
+def trick_from_proto(msg: pb.Trick, deck: Deck) -> Trick:
+    """Read a trick."""
+    return Trick(
+        leader=msg.leader,
+        plays=tuple(_play_from_proto(p, deck) for p in msg.plays),
+        winner=_optional(msg, "winner"),
+        winner_team=_optional(msg, "winner_team"),
+    )
+
+
+def _move_to_proto(move: Move) -> pb.Move:
+    return pb.Move(seat=move.seat, action=action_to_proto(move.action))
+
+
+def _move_from_proto(msg: pb.Move, deck: Deck) -> Move:
+    return Move(seat=msg.seat, action=action_from_proto(msg.action, deck))
+
+
+def _pending_to_proto(pending: PendingCall | None) -> pb.PendingCall | None:
+    if pending is None:
+        return None
+    return pb.PendingCall(
+        kind=_KIND_TO_WIRE[pending.kind], caller=pending.caller, responder=pending.responder
+    )
+
+
+def _pending_from_proto(msg: pb.PendingCall) -> PendingCall:
+    return PendingCall(
+        kind=_kind_from_proto(msg.kind), caller=msg.caller, responder=msg.responder
+    )
+
+
+def envido_to_proto(outcome: EnvidoOutcome) -> pb.EnvidoOutcome:
+    """An `EnvidoOutcome` message; a *son buenas* announcement has no value."""
+    return pb.EnvidoOutcome(
+        accepted=outcome.accepted,
+        chain=[_KIND_TO_WIRE[kind] for kind in outcome.chain],
+        announcements=[
+            pb.EnvidoAnnouncement(seat=seat, value=value)
+            for seat, value in outcome.announcements
+        ],
+        winner=outcome.winner,
+        team=outcome.team,
+        points=outcome.points,
+    )
+
+
+def envido_from_proto(msg: pb.EnvidoOutcome) -> EnvidoOutcome:
+    """Read a settled envido."""
+    return EnvidoOutcome(
+        accepted=msg.accepted,
+        chain=tuple(_kind_from_proto(kind) for kind in msg.chain),
+        announcements=tuple((a.seat, _optional(a, "value")) for a in msg.announcements),
+        winner=_optional(msg, "winner"),
+        team=msg.team,
+        points=msg.points,
+    )
+
+
+def _optional(msg: Any, field: str) -> int | None:
+    value: int | None = getattr(msg, field) if msg.HasField(field) else None
+    return value
+
+
+# Views ---------------------------------------------------------------------------------------
+
+
+def view_to_proto(view: SeatView) -> pb.View:
+    """A `View` message holding everything in the `SeatView`."""
+    return pb.View(
+        variant=view.variant,
+        seat=view.seat,
+        team=view.team,
+        team_of=view.team_of,
+        game_number=view.game_number,
+        hand_number=view.hand_number,
+        dealer=view.dealer,
+        mano=view.mano,
+        scores=view.scores,
+        games_won=view.games_won,
+        target=view.target,
+        hand=[card_to_proto(c) for c in view.hand],
+        hand_size=view.hand_size,
+        partner_cards=_seat_cards_to_proto(view.partner_cards),
+        tricks=[trick_to_proto(t) for t in view.tricks],
+        current_trick=[_play_to_proto(p) for p in view.current_trick],
+        moves=[_move_to_proto(m) for m in view.moves],
+        hand_value=view.hand_value,
+        pending=_pending_to_proto(view.pending),
+        envido=None if view.envido is None else envido_to_proto(view.envido),
+        folded=view.folded,
+        hand_of_ten=view.hand_of_ten,
+        iron_hand=view.iron_hand,
+        awards=[award_to_proto(a) for a in view.awards],
+        to_act=view.to_act,
+        legal_actions=[action_to_proto(a) for a in view.legal_actions],
+    )
+
+
+def view_from_proto(msg: pb.View, deck: Deck) -> SeatView:
+    """Read a `View` back into the engine's `SeatView` (cards belong to `deck`)."""
+    return SeatView(
+        variant=msg.variant,
+        seat=msg.seat,
+        team=msg.team,
+        team_of=tuple(msg.team_of),
+        game_number=msg.game_number,
+        hand_number=msg.hand_number,
+        dealer=msg.dealer,
+        mano=msg.mano,
+        scores=tuple(msg.scores),
+        games_won=tuple(msg.games_won),
+        target=msg.target,
+        hand=_cards_from_proto(msg.hand, deck),
+        hand_size=msg.hand_size,
+        partner_cards=_seat_cards_from_proto(msg.partner_cards, deck),
+        tricks=tuple(trick_from_proto(t, deck) for t in msg.tricks),
+        current_trick=tuple(_play_from_proto(p, deck) for p in msg.current_trick),
+        moves=tuple(_move_from_proto(m, deck) for m in msg.moves),
+        hand_value=msg.hand_value,
+        pending=_pending_from_proto(msg.pending) if msg.HasField("pending") else None,
+        envido=envido_from_proto(msg.envido) if msg.HasField("envido") else None,
+        folded=tuple(msg.folded),
+        hand_of_ten=_optional(msg, "hand_of_ten"),
+        iron_hand=msg.iron_hand,
+        awards=tuple(award_from_proto(a) for a in msg.awards),
+        to_act=_optional(msg, "to_act"),
+        legal_actions=_actions_from_proto(msg.legal_actions, deck),
+    )
+
+
+# Summaries and results -----------------------------------------------------------------------
+
+
+def summary_to_proto(summary: HandSummary) -> pb.HandSummary:
+    """A `HandSummary` message."""
+    return pb.HandSummary(
+        game_number=summary.game_number,
+        hand_number=summary.hand_number,
+        dealer=summary.dealer,
+        mano=summary.mano,
+        tricks=[trick_to_proto(t) for t in summary.tricks],
+        winner_team=summary.winner_team,
+        awards=[award_to_proto(a) for a in summary.awards],
+        revealed=_seat_cards_to_proto(summary.revealed),
+        scores=summary.scores,
+        ended_by=summary.ended_by,
+    )
+
+
+def summary_from_proto(msg: pb.HandSummary, deck: Deck) -> HandSummary:
+    """Read a hand summary."""
+    return HandSummary(
+        game_number=msg.game_number,
+        hand_number=msg.hand_number,
+        dealer=msg.dealer,
+        mano=msg.mano,
+        tricks=tuple(trick_from_proto(t, deck) for t in msg.tricks),
+        winner_team=_optional(msg, "winner_team"),
+        awards=tuple(award_from_proto(a) for a in msg.awards),
+        revealed=_seat_cards_from_proto(msg.revealed, deck),
+        scores=tuple(msg.scores),
+        ended_by=msg.ended_by,
+    )
+
+
+def game_result_to_proto(result: GameResult) -> pb.GameResult:
+    """A `GameResult` message."""
+    return pb.GameResult(
+        game_number=result.game_number, winner_team=result.winner_team, scores=result.scores
+    )
+
+
+def game_result_from_proto(msg: pb.GameResult) -> GameResult:
+    """Read one game's result."""
+    return GameResult(
+        game_number=msg.game_number, winner_team=msg.winner_team, scores=tuple(msg.scores)
+    )
+
+
+def result_to_proto(result: MatchResult) -> pb.MatchResult:
+    """A `MatchResult` message."""
+    return pb.MatchResult(
+        winner_team=result.winner_team,
+        games=[game_result_to_proto(g) for g in result.games],
+        games_won=result.games_won,
+        points=result.points,
+    )
+
+
+def result_from_proto(msg: pb.MatchResult) -> MatchResult:
+    """Read a match result."""
+    return MatchResult(
+        winner_team=msg.winner_team,
+        games=tuple(game_result_from_proto(g) for g in msg.games),
+        games_won=tuple(msg.games_won),
+        points=tuple(msg.points),
+    )
+
+
+def options_to_proto(options: Options) -> pb.Options:
+    """An `Options` message with every option's value."""
+    return pb.Options(
+        target=options.target,
+        chicos=options.chicos,
+        flor=options.flor,
+        blind_iron_hand=options.blind_iron_hand,
+        all_tied=options.all_tied,
+    )
+
+
+def options_from_proto(msg: pb.Options) -> Options:
+    """Read resolved options (not validated against a variant: `Variant.options` does that)."""
+    return Options(
+        target=msg.target,
+        chicos=msg.chicos,
+        flor=msg.flor,
+        blind_iron_hand=msg.blind_iron_hand,
+        all_tied=msg.all_tied,
+    )
+
+
+# Events --------------------------------------------------------------------------------------
+
+
+def event_to_proto(body: EventBody, *, match_id: str, seat: int) -> pb.ServerMessage:
+    """The `ServerMessage` that tells `seat` about an engine event.
+
+    Moves, tricks, envidos and game ends become `event`; a hand end becomes `hand_ended`; a
+    match end becomes `game_over` with TERMINATION_NORMAL (the referee fills in `strikes`, and
+    builds its own `GameOver` for matches that end any other way).
+    """
+    if isinstance(body, HandEndEvent):
+        ended = pb.HandEnded(match_id=match_id, seat=seat, summary=summary_to_proto(body.summary))
+        return pb.ServerMessage(hand_ended=ended)
+    if isinstance(body, MatchEndEvent):
+        outcome = pb.MatchOutcome(
+            termination=pb.TERMINATION_NORMAL,
+            winner_team=body.result.winner_team,
+            result=result_to_proto(body.result),
+        )
+        over = pb.GameOver(match_id=match_id, seat=seat, outcome=outcome)
+        return pb.ServerMessage(game_over=over)
+    event = pb.GameEvent(match_id=match_id, seat=seat)
+    if isinstance(body, MoveEvent):
+        event.move.move.CopyFrom(_move_to_proto(body.move))
+        if body.card is not None:
+            event.move.card.CopyFrom(card_to_proto(body.card))
+    elif isinstance(body, TrickEvent):
+        event.trick.index = body.index
+        event.trick.trick.CopyFrom(trick_to_proto(body.trick))
+    elif isinstance(body, EnvidoEvent):
+        event.envido.outcome.CopyFrom(envido_to_proto(body.outcome))
+    elif isinstance(body, GameEndEvent):
+        event.game_end.result.CopyFrom(game_result_to_proto(body.result))
+    else:
+        raise TypeError(f"not an event body: {body!r}")
+    return pb.ServerMessage(event=event)
+
+
+def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
+    """Read the engine event carried by a `ServerMessage` (`event`, `hand_ended` or
+    `game_over`); any other message is a `ProtocolViolation`."""
+    body = msg.WhichOneof("body")
+    if body == "hand_ended":
+        return HandEndEvent(summary_from_proto(msg.hand_ended.summary, deck))
+    if body == "game_over":
+        return MatchEndEvent(result_from_proto(msg.game_over.outcome.result))
+    if body != "event":
+        raise ProtocolViolation(f"server message {body!r} does not carry a game event")
+    event = msg.event
+    which = event.WhichOneof("event")
+    if which == "move":
+        card = card_from_proto(event.move.card, deck) if event.move.HasField("card") else None
+        return MoveEvent(_move_from_proto(event.move.move, deck), card)
+    if which == "trick":
+        return TrickEvent(event.trick.index, trick_from_proto(event.trick.trick, deck))
+    if which == "envido":
+        return EnvidoEvent(envido_from_proto(event.envido.outcome))
+    if which == "game_end":
+        return GameEndEvent(game_result_from_proto(event.game_end.result))
+    raise ProtocolViolation("game event has no event set (move, trick, envido or game_end)")
