@@ -268,9 +268,7 @@ def _pending_to_proto(pending: PendingCall | None) -> pb.PendingCall | None:
 
 
 def _pending_from_proto(msg: pb.PendingCall) -> PendingCall:
-    return PendingCall(
-        kind=_kind_from_proto(msg.kind), caller=msg.caller, responder=msg.responder
-    )
+    return PendingCall(kind=_kind_from_proto(msg.kind), caller=msg.caller, responder=msg.responder)
 
 
 def envido_to_proto(outcome: EnvidoOutcome) -> pb.EnvidoOutcome:
@@ -279,8 +277,7 @@ def envido_to_proto(outcome: EnvidoOutcome) -> pb.EnvidoOutcome:
         accepted=outcome.accepted,
         chain=[_KIND_TO_WIRE[kind] for kind in outcome.chain],
         announcements=[
-            pb.EnvidoAnnouncement(seat=seat, value=value)
-            for seat, value in outcome.announcements
+            pb.EnvidoAnnouncement(seat=seat, value=value) for seat, value in outcome.announcements
         ],
         winner=outcome.winner,
         team=outcome.team,
