@@ -1,0 +1,729 @@
+"""The one foreign world: a grpc.aio server on its own thread, bridged to trio.
+
+Thread model
+------------
+trio owns the program. `serve_grpc` starts one thread (named ``arena-grpc``) that runs an
+asyncio event loop with a ``grpc.aio`` server on it: everything gRPC happens on that thread,
+everything else (referee, tournament) on trio's. The two threads meet in exactly two calls:
+
+* trio -> asyncio: ``loop.call_soon_threadsafe(fn, *args)``
+* asyncio -> trio: ``trio_token.run_sync_soon(fn, *args)``
+
+A callback handed to either never raises (trio would crash the whole run if one did). The
+only state both threads touch is, per stream, two `collections.deque` objects and a few
+boolean flags; single reads, writes, appends and pops of those are atomic under the GIL.
+
+One bidirectional RPC is one stream. On the asyncio side its handler runs one reader task and
+one writer task; on the trio side it is a `BridgedStream`::
+
+    client --read()--> reader task --inbox deque, run_sync_soon--> BridgedStream.receive()
+    client <--write()-- writer task <--outbox deque, call_soon_threadsafe-- BridgedStream.send()
+
+Each direction is a deque plus a "wake-up pending" flag: the producer appends and schedules a
+wake-up callback only if none is pending, so a burst of messages costs one thread hop and a
+ping-pong costs exactly one hop per message each way. Each direction also has a window: the
+reader stops reading while ``window`` messages wait for trio (gRPC flow control then holds the
+client back), and `BridgedStream.send` waits while ``window`` messages wait for the network.
+
+Lifecycle: a new RPC reaches trio through `GrpcServerThread.incoming`. It ends when trio calls
+`BridgedStream.aclose` (status OK after the pending messages, or an error status at once), when
+the client cancels or disconnects, or when the server stops; trio learns of every end through
+`receive` raising `StreamClosed`. Leaving `serve_grpc` aborts every open stream with
+UNAVAILABLE, waits for the handlers (up to the grace period), stops the server and joins the
+thread.
+
+The rest of arena depends only on the `MessageStream` and `StreamServer` shapes and on
+`serve_grpc`'s signature; another adapter (for example trio as a guest on the asyncio loop,
+with no thread at all) can replace this one by providing the same three.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
+
+import grpc
+import trio
+
+THREAD_NAME = "arena-grpc"
+"""Name of the thread that runs the gRPC server's event loop."""
+
+InT = TypeVar("InT")
+OutT = TypeVar("OutT")
+_In_co = TypeVar("_In_co", covariant=True)
+_Out_contra = TypeVar("_Out_contra", contravariant=True)
+_Args = TypeVarTuple("_Args")
+
+Metadata = Mapping[str, str | bytes]
+
+
+class StreamClosed(Exception):
+    """The stream carries no more messages in this direction; `reason` says why."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class BadMessage(StreamClosed):
+    """The client sent a message that could not be decoded; nothing more is read from it."""
+
+
+# --------------------------------------------------------------------------- the interface
+
+
+class MessageStream(Protocol[_In_co, _Out_contra]):
+    """One bidirectional stream as trio code sees it, whatever carries it."""
+
+    @property
+    def method(self) -> str:
+        """The full RPC path, e.g. ``/arena.v1.Referee/Play``."""
+        ...
+
+    @property
+    def peer(self) -> str:
+        """The client's address as gRPC reports it, e.g. ``ipv4:127.0.0.1:53412``."""
+        ...
+
+    @property
+    def metadata(self) -> Metadata:
+        """The invocation metadata the client sent (``-bin`` keys have bytes values)."""
+        ...
+
+    async def receive(self) -> _In_co:
+        """The next message; raises `StreamClosed` once the client is done or gone."""
+        ...
+
+    async def send(self, message: _Out_contra) -> None:
+        """Queue a message, waiting while too many are still unsent."""
+        ...
+
+    def send_nowait(self, message: _Out_contra) -> None:
+        """Queue a message; `trio.WouldBlock` if too many are still unsent."""
+        ...
+
+    async def aclose(self, code: grpc.StatusCode = grpc.StatusCode.OK, details: str = "") -> None:
+        """End the RPC with this status and wait until it has ended."""
+        ...
+
+
+class StreamServer(Protocol):
+    """A running server handing new streams to trio."""
+
+    @property
+    def port(self) -> int:
+        """The port actually bound (useful after binding port 0)."""
+        ...
+
+    @property
+    def incoming(self) -> trio.abc.ReceiveChannel[MessageStream[Any, Any]]:
+        """New streams, in the order the RPCs arrived."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StreamRoute:
+    """A bidirectional-streaming RPC whose streams the bridge hands to trio.
+
+    Leave the (de)serializers as None to move raw bytes (benchmarks, tests); pass the
+    generated ``FromString`` / ``SerializeToString`` for a proto service.
+    """
+
+    service: str
+    method: str
+    request_deserializer: Callable[[bytes], Any] | None = None
+    response_serializer: Callable[[Any], bytes] | None = None
+
+    @property
+    def path(self) -> str:
+        """The full RPC path, ``/package.Service/Method``."""
+        return f"/{self.service}/{self.method}"
+
+
+def server_options(
+    *,
+    max_message_bytes: int = 1 << 20,
+    keepalive_time_s: float = 20.0,
+    keepalive_timeout_s: float = 10.0,
+) -> list[tuple[str, int]]:
+    """gRPC server options: message size limits, and keepalive pings that find dead clients.
+
+    Without keepalive a client whose machine vanishes (no TCP reset) keeps its stream open
+    until the referee's next deadline; with it the stream ends within about
+    ``keepalive_time_s + keepalive_timeout_s``.
+    """
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),
+        ("grpc.keepalive_timeout_ms", int(keepalive_timeout_s * 1000)),
+        # Keep pinging an idle connection: a bot between matches is still worth watching.
+        ("grpc.http2.max_pings_without_data", 0),
+    ]
+
+
+# --------------------------------------------------------------------------- the crossings
+
+
+@final
+class _Crossing:
+    """The two thread hops. Each returns False instead of raising when the far side is gone."""
+
+    __slots__ = ("_loop", "_token")
+
+    def __init__(self, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop) -> None:
+        self._token = token
+        self._loop = loop
+
+    def to_trio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
+        """Run ``fn(*args)`` on the trio thread soon (call from any thread)."""
+        try:
+            self._token.run_sync_soon(fn, *args)
+        except trio.RunFinishedError:
+            return False
+        return True
+
+    def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
+        """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
+        try:
+            self._loop.call_soon_threadsafe(fn, *args)
+        except RuntimeError:  # the loop is closed: the server thread has finished
+            return False
+        return True
+
+
+@dataclass(frozen=True, slots=True)
+class _End:
+    """Inbox marker: nothing more will arrive."""
+
+    reason: str
+    bad: bool = False
+    cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class _Close:
+    """Outbox marker: end the RPC with this status once the messages before it are written."""
+
+    code: grpc.StatusCode
+    details: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Undecodable:
+    """What the request deserializer returns instead of raising inside grpc."""
+
+    error: str
+
+
+def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
+    if deserializer is None:
+        return None
+
+    def decode(raw: bytes) -> Any:
+        try:
+            return deserializer(raw)
+        except Exception as exc:  # garbage from a client must not become a grpc crash
+            return _Undecodable(f"{type(exc).__name__}: {exc}")
+
+    return decode
+
+
+# --------------------------------------------------------------------------- the trio side
+
+
+@final
+class BridgedStream(Generic[InT, OutT]):
+    """One bidirectional RPC, as trio sees it; take new ones from `GrpcServerThread.incoming`.
+
+    Methods are for the trio thread only; the ``_``-prefixed deques and flags are shared with
+    the gRPC thread as described in the module docstring.
+    """
+
+    def __init__(
+        self, *, method: str, peer: str, metadata: Metadata, window: int, crossing: _Crossing
+    ) -> None:
+        self.method = method
+        self.peer = peer
+        self.metadata = metadata
+        self._window = window
+        self._crossing = crossing
+        self._side: _AsyncioSide[InT, OutT] | None = None
+        # gRPC thread -> trio
+        self._inbox: deque[InT | _End] = deque()
+        self._inbox_wake_pending = False
+        self._reader_blocked = False
+        # trio -> gRPC thread
+        self._outbox: deque[OutT | _Close] = deque()
+        self._outbox_wake_pending = False
+        self._sender_blocked = False
+        # trio thread only
+        self._receivers = trio.lowlevel.ParkingLot()
+        self._senders = trio.lowlevel.ParkingLot()
+        self._finished = trio.Event()
+        self._closed_reason: str | None = None
+
+    def __repr__(self) -> str:
+        return f"<BridgedStream {self.method} from {self.peer}>"
+
+    async def receive(self) -> InT:
+        """The next message from the client.
+
+        Raises `StreamClosed` once the client has finished sending, cancelled or gone away, or
+        the stream was closed here; `BadMessage` if the client sent something undecodable.
+        Messages that arrived before the end are still returned first.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._inbox:
+            await self._receivers.park()
+        item = self._inbox[0]
+        if isinstance(item, _End):
+            raise (BadMessage if item.bad else StreamClosed)(item.reason)
+        self._inbox.popleft()
+        if self._reader_blocked and len(self._inbox) <= self._window // 2:
+            self._reader_blocked = False
+            if self._side is not None:
+                self._crossing.to_asyncio(self._side.resume_reading)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return item
+
+    def __aiter__(self) -> BridgedStream[InT, OutT]:
+        return self
+
+    async def __anext__(self) -> InT:
+        """Iteration ends quietly when the client is done; `BadMessage` still raises."""
+        try:
+            return await self.receive()
+        except BadMessage:
+            raise
+        except StreamClosed:
+            raise StopAsyncIteration from None
+
+    def send_nowait(self, message: OutT) -> None:
+        """Queue a message for the client.
+
+        Raises `StreamClosed` if the stream has ended or is closing, `trio.WouldBlock` if
+        ``window`` messages are still waiting to be written.
+        """
+        if self._closed_reason is not None:
+            raise StreamClosed(self._closed_reason)
+        if len(self._outbox) >= self._window:
+            raise trio.WouldBlock
+        self._outbox.append(message)
+        self._wake_writer()
+
+    async def send(self, message: OutT) -> None:
+        """Queue a message for the client, first waiting while the window is full.
+
+        Returns once the message is queued, not once it is written; raises `StreamClosed` if
+        the stream has ended or is closing.
+        """
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while len(self._outbox) >= self._window and self._closed_reason is None:
+            self._sender_blocked = True
+            if len(self._outbox) >= self._window:  # re-check: the writer may have just drained
+                await self._senders.park()
+        self.send_nowait(message)
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    async def aclose(self, code: grpc.StatusCode = grpc.StatusCode.OK, details: str = "") -> None:
+        """End the RPC and wait until it has ended.
+
+        With status OK the messages already queued are written first; any other status
+        aborts at once, dropping unsent messages, and the client sees that code and
+        ``details``. Closing an ended stream does nothing. If cancelled while waiting, the
+        stream is aborted with CANCELLED.
+        """
+        if self._closed_reason is None:
+            if code == grpc.StatusCode.OK:
+                self._closed_reason = "the server closed the stream"
+                self._outbox.append(_Close(code, details))
+                self._wake_writer()
+            else:
+                self._closed_reason = f"the server aborted the stream ({code.name}: {details})"
+                self._abort(code, details)
+        try:
+            await self._finished.wait()
+        except trio.Cancelled:
+            self._abort(grpc.StatusCode.CANCELLED, "the server gave up closing the stream")
+            raise
+
+    @property
+    def finished(self) -> bool:
+        """True once the RPC is over (its final status sent or the call cancelled)."""
+        return self._finished.is_set()
+
+    def _wake_writer(self) -> None:
+        if not self._outbox_wake_pending and self._side is not None:
+            self._outbox_wake_pending = True
+            self._crossing.to_asyncio(self._side.wake_writer)
+
+    def _abort(self, code: grpc.StatusCode, details: str) -> None:
+        if self._side is not None:
+            self._crossing.to_asyncio(self._side.abort, code, details)
+
+    # Callbacks run on the trio thread through run_sync_soon: they must never raise.
+
+    def _wake_receivers(self) -> None:
+        self._inbox_wake_pending = False
+        self._receivers.unpark_all()
+
+    def _wake_senders(self) -> None:
+        self._senders.unpark_all()
+
+    def _refuse(self, code: grpc.StatusCode, details: str) -> None:
+        if self._closed_reason is None:
+            self._closed_reason = details
+        self._abort(code, details)
+
+    def _on_finished(self, reason: str, cancelled: bool) -> None:
+        # The reader task is gone by now, so only this thread touches the inbox.
+        if self._closed_reason is None:
+            self._closed_reason = reason
+        last = self._inbox[-1] if self._inbox else None
+        if not isinstance(last, _End):
+            self._inbox.append(_End(reason, cancelled=cancelled))
+        elif cancelled and not last.bad:
+            # "finished sending" was really the first sign of a cancel: say so.
+            self._inbox[-1] = _End(reason, cancelled=True)
+        self._receivers.unpark_all()
+        self._senders.unpark_all()
+        self._finished.set()
+        self._side = None  # nothing left to tell the gRPC thread; frees the call's objects
+
+
+# --------------------------------------------------------------------------- the asyncio side
+
+
+@final
+class _AsyncioSide(Generic[InT, OutT]):
+    """The gRPC thread's half of one stream: the handler body, its reader and its writer."""
+
+    def __init__(
+        self,
+        stream: BridgedStream[InT, OutT],
+        context: grpc.aio.ServicerContext,
+        crossing: _Crossing,
+        route: StreamRoute,
+    ) -> None:
+        self._stream = stream
+        self._context = context
+        self._crossing = crossing
+        self._route = route
+        self._writer_wake = asyncio.Event()
+        self._reader_room = asyncio.Event()
+        self._ended: asyncio.Future[tuple[grpc.StatusCode, str]] = (
+            asyncio.get_running_loop().create_future()
+        )
+
+    # Callbacks run on the gRPC thread through call_soon_threadsafe: they must never raise.
+
+    def wake_writer(self) -> None:
+        self._stream._outbox_wake_pending = False
+        self._writer_wake.set()
+
+    def resume_reading(self) -> None:
+        self._reader_room.set()
+
+    def abort(self, code: grpc.StatusCode, details: str) -> None:
+        if not self._ended.done():
+            self._ended.set_result((code, details))
+
+    async def run(self) -> None:
+        """The RPC handler body: pump both directions until one side ends the stream."""
+        loop = asyncio.get_running_loop()
+        reader = loop.create_task(self._read_loop())
+        writer = loop.create_task(self._write_loop())
+        reason = "the stream ended"
+        cancelled = False
+        try:
+            code, details = await self._ended
+            if code == grpc.StatusCode.OK:
+                reason = "the server closed the stream"
+            else:
+                reason = f"the stream was aborted ({code.name}: {details})"
+                self._context.set_code(code)
+                self._context.set_details(details)
+        except asyncio.CancelledError:
+            reason = "the call was cancelled: the client went away or the server stopped"
+            cancelled = True
+            raise
+        finally:
+            reader.cancel()
+            writer.cancel()
+            self._crossing.to_trio(self._stream._on_finished, reason, cancelled)
+
+    async def _read_loop(self) -> None:
+        stream, window = self._stream, self._stream._window
+        try:
+            while True:
+                if len(stream._inbox) >= window:
+                    self._reader_room.clear()
+                    stream._reader_blocked = True
+                    if len(stream._inbox) >= window:  # re-check: trio may have just taken one
+                        await self._reader_room.wait()
+                        continue
+                    stream._reader_blocked = False
+                message = await self._context.read()
+                if message is grpc.aio.EOF:
+                    self._push(_End("the client finished sending"))
+                    return
+                if isinstance(message, _Undecodable):
+                    self._push(
+                        _End(
+                            f"the client sent a message that is not a valid request for "
+                            f"{self._route.path} ({message.error})",
+                            bad=True,
+                        )
+                    )
+                    return
+                self._push(message)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the RPC broke under us: tell trio, never crash the loop
+            self._push(_End(f"reading from the client failed: {exc!r}"))
+
+    def _push(self, item: InT | _End) -> None:
+        stream = self._stream
+        stream._inbox.append(item)
+        if not stream._inbox_wake_pending:
+            stream._inbox_wake_pending = True
+            if not self._crossing.to_trio(stream._wake_receivers):
+                self.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+
+    async def _write_loop(self) -> None:
+        stream, outbox = self._stream, self._stream._outbox
+        low_water = stream._window // 2
+        try:
+            while True:
+                while outbox:
+                    item = outbox.popleft()
+                    if stream._sender_blocked and len(outbox) <= low_water:
+                        stream._sender_blocked = False
+                        self._crossing.to_trio(stream._wake_senders)
+                    if isinstance(item, _Close):
+                        self.abort(item.code, item.details)
+                        return
+                    await self._context.write(item)
+                await self._writer_wake.wait()
+                self._writer_wake.clear()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # e.g. the serializer refused a message: end the RPC
+            self.abort(grpc.StatusCode.INTERNAL, f"the server failed to send a message: {exc!r}")
+
+
+# --------------------------------------------------------------------------- the server
+
+
+@final
+class GrpcServerThread:
+    """A grpc.aio server on its own thread and event loop, handing its streams to trio.
+
+    Build it with `serve_grpc`; from trio use `port` and `incoming` only.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        routes: Sequence[StreamRoute],
+        *,
+        configure: Callable[[grpc.aio.Server], None] | None,
+        options: Sequence[tuple[str, Any]],
+        credentials: grpc.ServerCredentials | None,
+        grace: float,
+        window: int,
+        backlog: int,
+    ) -> None:
+        if window < 1:
+            raise ValueError(f"window must be at least 1 message, got {window}")
+        self.address = address
+        self.port = 0
+        self._routes = tuple(routes)
+        self._configure = configure
+        self._options = tuple(options)
+        self._credentials = credentials
+        self._grace = grace
+        self._window = window
+        send, receive = trio.open_memory_channel[BridgedStream[Any, Any]](backlog)
+        self._send_incoming = send
+        self.incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
+        self._loop = asyncio.new_event_loop()
+        self._crossing = _Crossing(trio.lowlevel.current_trio_token(), self._loop)
+        self._thread = threading.Thread(target=self._thread_main, name=THREAD_NAME)
+        # trio thread only
+        self._started = trio.Event()
+        self._stopped = trio.Event()
+        self._thread_error: BaseException | None = None
+        # gRPC thread only
+        self._accepting = False
+        self._stop_requested = asyncio.Event()
+        self._live: dict[_AsyncioSide[Any, Any], asyncio.Task[Any]] = {}
+
+    # trio thread
+
+    async def _start(self) -> None:
+        self._thread.start()
+        try:
+            await self._started.wait()
+        finally:
+            if not self.port:  # cancelled, or the server could not start
+                with trio.CancelScope(shield=True):
+                    await self._stop()
+        if not self.port:
+            raise RuntimeError(
+                f"could not start the gRPC server on {self.address}: {self._thread_error!r}"
+            ) from self._thread_error
+
+    async def _stop(self) -> None:
+        self._send_incoming.close()
+        self._crossing.to_asyncio(self._stop_requested.set)
+        await self._stopped.wait()
+        self._thread.join()
+
+    def _on_started(self, port: int) -> None:
+        self.port = port
+        self._started.set()
+
+    def _on_thread_exit(self, error: BaseException | None) -> None:
+        self._thread_error = error
+        self._started.set()
+        self._stopped.set()
+
+    def _deliver(self, stream: BridgedStream[Any, Any]) -> None:
+        try:
+            self._send_incoming.send_nowait(stream)
+        except trio.WouldBlock:
+            stream._refuse(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                "the server has too many streams waiting to be accepted; retry later",
+            )
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            stream._refuse(grpc.StatusCode.UNAVAILABLE, "the server is not accepting streams")
+
+    # gRPC thread
+
+    def _thread_main(self) -> None:
+        error: BaseException | None = None
+        try:
+            with asyncio.Runner(loop_factory=lambda: self._loop) as runner:
+                runner.run(self._serve())
+        except BaseException as exc:  # handed to trio, which re-raises it
+            error = exc
+        finally:
+            self._crossing.to_trio(self._on_thread_exit, error)
+
+    async def _serve(self) -> None:
+        server = grpc.aio.server(options=self._options)
+        try:
+            self._register(server)
+            if self._configure is not None:
+                self._configure(server)
+            if self._credentials is None:
+                port = server.add_insecure_port(self.address)
+            else:
+                port = server.add_secure_port(self.address, self._credentials)
+            await server.start()
+            self._accepting = True
+            self._crossing.to_trio(self._on_started, port)
+            await self._stop_requested.wait()
+        finally:
+            self._accepting = False
+            for side in self._live:
+                side.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+            if self._live:
+                await asyncio.wait(self._live.values(), timeout=self._grace)
+            await server.stop(self._grace)
+
+    def _register(self, server: grpc.aio.Server) -> None:
+        by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
+        for route in self._routes:
+            by_service.setdefault(route.service, {})[route.method] = (
+                grpc.stream_stream_rpc_method_handler(
+                    self._handler(route),
+                    request_deserializer=_tolerant(route.request_deserializer),
+                    response_serializer=route.response_serializer,
+                )
+            )
+        for service, handlers in by_service.items():
+            server.add_generic_rpc_handlers(
+                (grpc.method_handlers_generic_handler(service, handlers),)
+            )
+            server.add_registered_method_handlers(service, handlers)
+
+    def _handler(self, route: StreamRoute) -> Callable[[object, grpc.aio.ServicerContext], Any]:
+        async def handle(request_iterator: object, context: grpc.aio.ServicerContext) -> None:
+            await self._serve_stream(route, context)
+
+        return handle
+
+    async def _serve_stream(self, route: StreamRoute, context: grpc.aio.ServicerContext) -> None:
+        if not self._accepting:
+            context.set_code(grpc.StatusCode.UNAVAILABLE)
+            context.set_details("the server is shutting down")
+            return
+        stream: BridgedStream[Any, Any] = BridgedStream(
+            method=route.path,
+            peer=context.peer(),
+            metadata=dict(context.invocation_metadata() or ()),
+            window=self._window,
+            crossing=self._crossing,
+        )
+        side = _AsyncioSide(stream, context, self._crossing, route)
+        stream._side = side
+        task = asyncio.current_task()
+        assert task is not None  # grpc runs every handler in a task
+        self._live[side] = task
+        try:
+            if not self._crossing.to_trio(self._deliver, stream):
+                side.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+            await side.run()
+        finally:
+            del self._live[side]
+
+
+@asynccontextmanager
+async def serve_grpc(
+    address: str,
+    routes: Sequence[StreamRoute],
+    *,
+    configure: Callable[[grpc.aio.Server], None] | None = None,
+    options: Sequence[tuple[str, Any]] = (),
+    credentials: grpc.ServerCredentials | None = None,
+    grace: float = 1.0,
+    window: int = 32,
+    backlog: int = 256,
+) -> AsyncIterator[GrpcServerThread]:
+    """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
+
+    ``address`` is ``host:port``; port 0 picks a free port, read it from ``server.port``.
+    ``configure`` runs on the gRPC thread before the server starts, to add more services
+    (health, reflection). ``options`` are gRPC channel arguments (see `server_options`);
+    ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
+    direction; ``backlog`` bounds streams not yet taken from ``incoming`` (beyond it new RPCs
+    fail with RESOURCE_EXHAUSTED). On exit every open stream is aborted with UNAVAILABLE, the
+    server stops within ``grace`` seconds and the thread is joined, even when cancelled.
+    """
+    server = GrpcServerThread(
+        address,
+        routes,
+        configure=configure,
+        options=options,
+        credentials=credentials,
+        grace=grace,
+        window=window,
+        backlog=backlog,
+    )
+    await server._start()
+    try:
+        yield server
+    finally:
+        with trio.CancelScope(shield=True):
+            await server._stop()
+        if server._thread_error is not None:
+            raise RuntimeError("the gRPC server thread failed") from server._thread_error
