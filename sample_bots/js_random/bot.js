@@ -1,0 +1,202 @@
+#!/usr/bin/env node
+// Sample Truco Arena bot: answers every decision with a uniformly random legal action.
+//
+//   node bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME [--seed N]
+//
+// Falls back to ARENA_SERVER, ARENA_TOKEN and ARENA_BOT_NAME (the referee sets them when it
+// launches a bot). The protocol is proto/arena/v1/arena.proto, loaded at run time (ARENA_PROTO
+// overrides its path). Logs go to stderr. Exit status: 0 when the server ends the stream
+// normally, 1 on any error.
+"use strict";
+
+const path = require("node:path");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+
+const PROTOCOL_VERSION = 1;
+const BOT_VERSION = require("./package.json").version;
+const DEFAULT_PROTO = path.join(__dirname, "..", "..", "proto", "arena", "v1", "arena.proto");
+// Errors after which the server closes the stream: the hello was refused.
+const FATAL_ERRORS = new Set([
+  "ERROR_CODE_BAD_HELLO",
+  "ERROR_CODE_UNAUTHENTICATED",
+  "ERROR_CODE_UNSUPPORTED_PROTOCOL",
+]);
+
+const USAGE = `usage: node bot.js [--server HOST:PORT] [--token TOKEN] [--name NAME] [--seed N]
+
+  --server  referee address (default: $ARENA_SERVER, else 127.0.0.1:50051)
+  --token   token that admits the bot (default: $ARENA_TOKEN)
+  --name    bot name shown in standings (default: $ARENA_BOT_NAME, else js_random)
+  --seed    seed for the random choices (default: unseeded)
+  --proto   path to arena.proto (default: $ARENA_PROTO, else ${DEFAULT_PROTO})`;
+
+function parseArgs(argv, env) {
+  const options = {
+    server: env.ARENA_SERVER || "127.0.0.1:50051",
+    token: env.ARENA_TOKEN || "",
+    name: env.ARENA_BOT_NAME || "js_random",
+    seed: null,
+    proto: env.ARENA_PROTO || DEFAULT_PROTO,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === "-h" || arg === "--help") {
+      process.stdout.write(USAGE + "\n");
+      process.exit(0);
+    }
+    const eq = arg.indexOf("=");
+    const flag = eq >= 0 ? arg.slice(0, eq) : arg;
+    const key = flag.replace(/^--/, "");
+    if (!flag.startsWith("--") || !(key in options)) {
+      throw new Error(`unknown argument ${JSON.stringify(arg)}\n${USAGE}`);
+    }
+    let value = eq >= 0 ? arg.slice(eq + 1) : argv[++i];
+    if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
+    if (key === "seed") {
+      if (!/^-?\d+$/.test(value)) throw new Error(`--seed must be an integer, not ${value}`);
+      value = Number(value);
+    }
+    options[key] = value;
+  }
+  return options;
+}
+
+// mulberry32: a small seeded PRNG giving floats in [0, 1).
+function seededRandom(seed) {
+  let state = seed >>> 0;
+  return function next() {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function describeAction(action) {
+  const kind = String(action.kind).replace(/^ACTION_KIND_/, "").toLowerCase();
+  if (action.card) return `${kind} ${action.card.text}`;
+  if (action.slot !== undefined && action.slot !== null) return `${kind} #${action.slot}`;
+  return kind;
+}
+
+function loadProtocol(protoPath) {
+  const definition = protoLoader.loadSync(protoPath, {
+    keepCase: true, // field names exactly as in arena.proto (request_id, legal_actions, ...)
+    longs: String, // int64 deadline_unix_ms as a string
+    enums: String, // enum values by name (ACTION_KIND_PLAY, ...)
+    defaults: true, // unset scalars and lists come as 0, "", []
+    oneofs: true, // msg.body names the oneof member that is set
+  });
+  return grpc.loadPackageDefinition(definition).arena.v1;
+}
+
+function main() {
+  let options;
+  try {
+    options = parseArgs(process.argv.slice(2), process.env);
+  } catch (err) {
+    process.stderr.write(`${err.message}\n`);
+    return 2;
+  }
+  const log = (...parts) => console.error(`[${options.name}]`, ...parts);
+  const random = options.seed === null ? Math.random : seededRandom(options.seed);
+
+  let arena;
+  try {
+    arena = loadProtocol(options.proto);
+  } catch (err) {
+    log(`cannot load ${options.proto}: ${err.message} (set ARENA_PROTO or --proto)`);
+    return 1;
+  }
+  const client = new arena.Referee(options.server, grpc.credentials.createInsecure());
+  const call = client.Play();
+  const seats = new Map(); // "match_id/seat" -> variant, for the seats this connection holds
+  let welcomed = false;
+  let failed = false;
+
+  const onMessage = {
+    welcome(msg) {
+      welcomed = true;
+      log(`welcome: server ${msg.server_version}, session ${msg.session_id}`);
+    },
+    game_started(msg) {
+      seats.set(`${msg.match_id}/${msg.seat}`, msg.variant);
+      const players = msg.seats.map((s) => `${s.seat}:${s.bot_name}`).join(" ");
+      log(`match ${msg.match_id}: ${msg.variant} as seat ${msg.seat} (team ${msg.team}); ${players}`);
+    },
+    decision(msg) {
+      const legal = msg.legal_actions;
+      if (legal.length === 0) {
+        log(`request ${msg.request_id} lists no legal action; not answering`);
+        return;
+      }
+      const index = Math.floor(random() * legal.length);
+      call.write({
+        action: {
+          request_id: msg.request_id,
+          match_id: msg.match_id,
+          seat: msg.seat,
+          action_index: index,
+        },
+      });
+      log(`match ${msg.match_id} seat ${msg.seat}: ${describeAction(legal[index])}`);
+    },
+    event() {},
+    hand_ended(msg) {
+      const s = msg.summary;
+      log(`match ${msg.match_id} seat ${msg.seat}: hand ended (${s.ended_by}), scores ${s.scores.join("-")}`);
+    },
+    game_over(msg) {
+      seats.delete(`${msg.match_id}/${msg.seat}`);
+      const o = msg.outcome;
+      const winner = o.winner_team === undefined || o.winner_team === null ? "nobody" : `team ${o.winner_team}`;
+      const detail = o.detail ? `: ${o.detail}` : "";
+      log(`match ${msg.match_id} seat ${msg.seat}: over (${o.termination}), ${winner} won${detail}`);
+    },
+    error(msg) {
+      log(`server error ${msg.code}: ${msg.message}` + (msg.request_id ? ` (request ${msg.request_id})` : ""));
+      if (FATAL_ERRORS.has(msg.code)) failed = true;
+    },
+  };
+
+  call.on("data", (msg) => {
+    const handler = onMessage[msg.body];
+    if (handler) handler(msg[msg.body]);
+    else log(`ignoring unknown server message ${msg.body}`);
+  });
+  call.on("error", (err) => {
+    failed = true;
+    log(`stream failed: ${err.code} ${err.details || err.message}`);
+  });
+  call.on("end", () => call.end());
+  call.on("status", (status) => {
+    if (status.code === grpc.status.OK && !welcomed) failed = true;
+    if (status.code === grpc.status.OK && seats.size > 0) {
+      log(`stream ended with ${seats.size} seat(s) still in a match`);
+    }
+    log(`stream closed: ${failed ? "error" : "ok"}`);
+    client.close();
+    process.exitCode = failed ? 1 : 0;
+  });
+  process.on("SIGINT", () => {
+    log("interrupted");
+    failed = true;
+    call.cancel();
+  });
+
+  call.write({
+    hello: {
+      bot_name: options.name,
+      bot_version: BOT_VERSION,
+      token: options.token,
+      protocol_version: PROTOCOL_VERSION,
+    },
+  });
+  log(`connecting to ${options.server}`);
+  return null;
+}
+
+const code = main();
+if (code !== null) process.exitCode = code;
