@@ -1,0 +1,79 @@
+"""What the referee says to a seat, and the narrow interface through which it says it.
+
+A `SeatLink` is one seat's line to its bot: over gRPC (`arena.rpc`) or in-process (tests,
+benchmarks). The referee owns time: it wraps `ask` in a deadline and cancels it when the time
+is up; a link never times out on its own and must discard an answer that arrives after `ask`
+was cancelled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from arena.referee.outcome import Outcome
+from arena.rules import Action, Event, HandSummary, Options, SeatView
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """Per-decision deadline, plus an optional chess-clock bank with increment."""
+
+    decision_ms: int = 1000
+    bank_ms: int = 0
+    increment_ms: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStart:
+    """Told to each seat when its match starts."""
+
+    match_id: str
+    variant: str
+    options: Options
+    seat: int
+    team: int
+    seat_names: tuple[str, ...]
+    team_of: tuple[int, ...]
+    time_control: TimeControl
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRequest:
+    """A seat must act: its view, its legal actions, and its time."""
+
+    request_id: str
+    match_id: str
+    seat: int
+    view: SeatView
+    legal_actions: tuple[Action, ...]
+    deadline_unix_ms: int
+    time_left_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a bot answered, unchecked: an index into the legal actions, or an action."""
+
+    action_index: int | None = None
+    action: Action | None = None
+
+
+class SeatLink(Protocol):
+    """One seat's line to its bot."""
+
+    @property
+    def bot_name(self) -> str: ...
+
+    async def start(self, start: MatchStart) -> None:
+        """Tell the seat its match started."""
+
+    async def ask(self, request: DecisionRequest) -> Answer:
+        """Ask the seat to act and wait for its answer (no deadline of its own). Raises
+        `BotDisconnected` if the bot is gone, `ProtocolViolation` for a malformed answer."""
+
+    def tell(self, item: Event | HandSummary) -> None:
+        """Pass on an event or hand summary the seat may see (never blocks)."""
+
+    async def finish(self, outcome: Outcome) -> None:
+        """Tell the seat its match is over."""

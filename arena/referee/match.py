@@ -1,0 +1,230 @@
+"""Drive one match: ask each seat in turn, own every deadline, check every answer.
+
+The referee never decides a rule: it asks the engine (`arena.rules.Match`) who acts and what is
+legal, and applies what the seat chose. It owns time: each request gets the per-decision
+deadline (plus whatever is left of the seat's bank), enforced with `trio.move_on_after`.
+
+Faults (RULES of the arena, README "Faults"):
+- no answer by the deadline is a timeout; any other wrong answer (out-of-range index, an action
+  not in the legal set, a malformed reply) is an illegal action;
+- each fault is a strike; the referee plays `Match.default_action()` for the seat and goes on;
+  at `FaultPolicy.max_strikes` strikes (1 = forfeit at the first fault) the seat's side forfeits
+  the match, with the termination of the last fault;
+- a dropped connection forfeits the match at once (DISCONNECT).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+
+import structlog
+import trio
+
+from arena.errors import BotDisconnected, ProtocolViolation
+from arena.referee.links import Answer, DecisionRequest, MatchStart, SeatLink, TimeControl
+from arena.referee.outcome import Outcome, Termination
+from arena.rules import (
+    Action,
+    Card,
+    Match,
+    MatchRecord,
+)
+from arena.rules.views import HandEndEvent, MatchEndEvent
+
+log = structlog.get_logger("arena.referee")
+
+
+@dataclass(frozen=True, slots=True)
+class FaultPolicy:
+    """How many faults a seat may make before its side forfeits (1 = forfeit at the first)."""
+
+    max_strikes: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One decision as the referee saw it: who, what was applied, how long it took, any fault."""
+
+    game: int
+    hand: int
+    seat: int
+    action: Action
+    latency_ms: float
+    fault: str | None = None  # "timeout" or "illegal_action"; the action was then the default
+    detail: str = ""
+
+
+@dataclass
+class MatchReport:
+    """Everything a finished match leaves behind: the outcome, the decisions, the record."""
+
+    match_id: str
+    variant: str
+    seed: int
+    seat_names: tuple[str, ...]
+    outcome: Outcome
+    decisions: list[Decision]
+    record: MatchRecord
+    unfinished_deal: tuple[tuple[Card, ...], ...] | None = None  # the hand cut short, if any
+    unfinished_at: tuple[int, int] | None = None  # its (game, hand)
+    started_at: float = 0.0
+    finished_at: float = 0.0
+
+
+@dataclass
+class _Clock:
+    """A seat's time: what is left of its bank."""
+
+    bank_ms: list[int] = field(default_factory=list)
+
+
+def _resolve(answer: Answer, legal: tuple[Action, ...]) -> tuple[Action | None, str]:
+    """The legal action an answer names, or None and why not."""
+    if answer.action_index is not None:
+        if 0 <= answer.action_index < len(legal):
+            return legal[answer.action_index], ""
+        return None, f"action_index {answer.action_index} is out of range 0..{len(legal) - 1}"
+    if answer.action is not None:
+        if answer.action in legal:
+            return answer.action, ""
+        return None, f"{answer.action} is not a legal action"
+    return None, "the answer chose no action"
+
+
+async def run_match(
+    match_id: str,
+    game: Match,
+    links: list[SeatLink],
+    *,
+    time_control: TimeControl | None = None,
+    policy: FaultPolicy | None = None,
+) -> MatchReport:
+    """Play `game` to the end with one link per seat; never raises for a bot's fault."""
+    tc = time_control or TimeControl()
+    policy = policy or FaultPolicy()
+    n = game.num_seats
+    if len(links) != n:
+        raise ValueError(f"{game.variant.name} needs {n} seats, got {len(links)} links")
+    names = tuple(link.bot_name for link in links)
+    strikes = [0] * n
+    bank = [tc.bank_ms] * n
+    decisions: list[Decision] = []
+    started = time.time()
+    ending: tuple[Termination, int, str] | None = None
+    with structlog.contextvars.bound_contextvars(match_id=match_id, variant=game.variant.name):
+        log.info("match_start", seats=list(names), seed=game.seed)
+        for seat, link in enumerate(links):
+            await link.start(
+                MatchStart(
+                    match_id, game.variant.name, game.options, seat, game.team_of[seat], names,
+                    game.team_of, tc,
+                )
+            )
+        while not game.is_over:
+            seat = game.to_act
+            assert seat is not None
+            where = (game.game_number, game.hand_number)
+            view = game.view(seat)
+            legal = view.legal_actions
+            allowed_ms = tc.decision_ms + bank[seat]
+            request = DecisionRequest(
+                request_id=secrets.token_hex(12),
+                match_id=match_id,
+                seat=seat,
+                view=view,
+                legal_actions=legal,
+                deadline_unix_ms=int(time.time() * 1000) + allowed_ms,
+                time_left_ms=allowed_ms,
+            )
+            fault: str | None = None
+            detail = ""
+            action: Action | None = None
+            t0 = trio.current_time()
+            try:
+                with trio.move_on_after(allowed_ms / 1000) as scope:
+                    answer = await links[seat].ask(request)
+            except BotDisconnected as exc:
+                ending = (Termination.DISCONNECT, seat, str(exc) or "connection lost")
+                break
+            except ProtocolViolation as exc:
+                fault, detail = "illegal_action", str(exc)
+            latency_ms = (trio.current_time() - t0) * 1000
+            if fault is None:
+                if scope.cancelled_caught:
+                    fault, detail = "timeout", f"no answer within {allowed_ms} ms"
+                else:
+                    action, why = _resolve(answer, legal)
+                    if action is None:
+                        fault, detail = "illegal_action", why
+            if tc.bank_ms:
+                bank[seat] = max(0, bank[seat] - max(0, int(latency_ms) - tc.decision_ms))
+                bank[seat] += tc.increment_ms
+            if fault is not None:
+                strikes[seat] += 1
+                log.warning(
+                    "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
+                    detail=detail, strikes=strikes[seat],
+                )
+                if strikes[seat] >= policy.max_strikes:
+                    kind = Termination.TIMEOUT if fault == "timeout" else Termination.ILLEGAL_ACTION
+                    ending = (kind, seat, detail)
+                    break
+                action = game.default_action()
+            assert action is not None
+            decisions.append(
+                Decision(where[0], where[1], seat, action, round(latency_ms, 3), fault, detail)
+            )
+            log.info(
+                "decision", seat=seat, game=where[0], hand=where[1], action=str(action),
+                latency_ms=round(latency_ms, 3), fault=fault,
+            )
+            for event in game.apply(action):
+                if isinstance(event.body, MatchEndEvent):
+                    continue
+                item = event.body.summary if isinstance(event.body, HandEndEvent) else event
+                for target in event.audience:
+                    links[target].tell(item)
+        outcome = _outcome(game, strikes, ending)
+        unfinished = None if game.is_over else game.hand.dealt
+        report = MatchReport(
+            match_id=match_id,
+            variant=game.variant.name,
+            seed=game.seed,
+            seat_names=names,
+            outcome=outcome,
+            decisions=decisions,
+            record=game.record(),
+            unfinished_deal=unfinished,
+            unfinished_at=None if game.is_over else (game.game_number, game.hand_number),
+            started_at=started,
+            finished_at=time.time(),
+        )
+        log.info(
+            "match_end", termination=outcome.termination.name.lower(),
+            winner_team=outcome.winner_team, faulty_seat=outcome.faulty_seat,
+            points=list(outcome.points), strikes=list(strikes), decisions=len(decisions),
+        )
+        for link in links:
+            await link.finish(outcome)
+    return report
+
+
+def _outcome(
+    game: Match, strikes: list[int], ending: tuple[Termination, int, str] | None
+) -> Outcome:
+    if ending is None:
+        result = game.result
+        assert result is not None
+        return Outcome(
+            Termination.NORMAL, result.winner_team, None, "", result, tuple(strikes),
+            tuple(game.points), tuple(game.games_won),
+        )
+    termination, seat, detail = ending
+    loser = game.team_of[seat]
+    winner = 1 - loser
+    return Outcome(
+        termination, winner, seat, detail, None, tuple(strikes), tuple(game.points),
+        tuple(game.games_won),
+    )

@@ -1,0 +1,416 @@
+"""The referee's gRPC face: admits bots, and turns each seat of a connection into a SeatLink.
+
+A thin adapter: it translates between `arena.v1` messages and the referee's values and routes
+answers to the request they belong to. It decides no rule and measures no time; the referee
+cancels `RemoteSeatLink.ask` when a deadline passes, and a late answer is then refused
+in-band with LATE_ANSWER.
+
+    async with serve_referee(hub, "127.0.0.1:0") as server:   # health + reflection included
+        hub.admit(token, "random")
+        conn = await hub.connection_for(token)
+        link = conn.link(match_id, seat, "random")
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import structlog
+import trio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_health.v1.health import aio as health_aio
+from grpc_reflection.v1alpha import reflection
+
+import arena
+from arena.errors import BotDisconnected, ProtocolViolation
+from arena.referee import Answer, DecisionRequest, MatchStart, Outcome
+from arena.rpc import convert
+from arena.rpc.bridge import MessageStream, StreamClosed, StreamRoute, serve_grpc, server_options
+from arena.rules import Event, HandSummary
+from arena.rules.views import HandEndEvent
+from arena.v1 import arena_pb2 as pb
+
+PROTOCOL_VERSION = 1
+SERVICE = "arena.v1.Referee"
+PLAY_ROUTE = StreamRoute(
+    SERVICE, "Play", pb.BotMessage.FromString, pb.ServerMessage.SerializeToString
+)
+log = structlog.get_logger("arena.rpc")
+
+Stream = MessageStream[pb.BotMessage, pb.ServerMessage]
+
+
+def _error(code: int, message: str, *, request_id: str = "", match_id: str = "") -> Any:
+    return pb.ServerMessage(
+        error=pb.Error(code=code, message=message, request_id=request_id, match_id=match_id)
+    )
+
+
+@dataclass
+class _Waiting:
+    """A request waiting for its answer on a connection."""
+
+    match_id: str
+    seat: int
+    deck: Any
+    answer: trio.MemorySendChannel[Answer | ProtocolViolation]
+
+
+@dataclass
+class Connection:
+    """One admitted bot connection (one gRPC stream); it may hold many seats."""
+
+    stream: Stream
+    bot_name: str
+    token: str
+    hello_name: str
+    hello_version: str
+    closed: trio.Event = field(default_factory=trio.Event)
+    close_reason: str = ""
+    _waiting: dict[str, _Waiting] = field(default_factory=dict)
+    _expired: OrderedDict[str, str] = field(default_factory=OrderedDict)  # request id -> why
+
+    def link(self, match_id: str, seat: int, bot_name: str | None = None) -> RemoteSeatLink:
+        """The seat `seat` of match `match_id`, played over this connection."""
+        return RemoteSeatLink(self, match_id, seat, bot_name or self.bot_name)
+
+    def send(self, message: Any) -> None:
+        """Queue a message; a connection that cannot keep up is closed."""
+        if self.closed.is_set():
+            return
+        try:
+            self.stream.send_nowait(message)
+        except trio.WouldBlock:
+            self._gone("the bot stopped reading its stream")
+        except StreamClosed as exc:
+            self._gone(exc.reason)
+
+    def _gone(self, reason: str) -> None:
+        if self.closed.is_set():
+            return
+        self.close_reason = reason
+        self.closed.set()
+        for waiting in self._waiting.values():
+            waiting.answer.close()
+        self._waiting.clear()
+
+    def _expire(self, request_id: str, why: str) -> None:
+        self._expired[request_id] = why
+        while len(self._expired) > 1024:
+            self._expired.popitem(last=False)
+
+    async def read_loop(self) -> None:
+        """Route every answer to its request until the stream ends."""
+        try:
+            while True:
+                message = await self.stream.receive()
+                self._on_message(message)
+        except StreamClosed as exc:
+            self._gone(exc.reason or "stream closed")
+
+    def _on_message(self, message: Any) -> None:
+        body = message.WhichOneof("body")
+        if body != "action":
+            what = "a second hello" if body == "hello" else "an empty message"
+            self.send(_error(pb.ERROR_CODE_MALFORMED, f"expected an action reply, got {what}"))
+            return
+        reply = message.action
+        rid = reply.request_id
+        waiting = self._waiting.get(rid)
+        if waiting is None:
+            why = self._expired.get(rid)
+            if why == "answered":
+                code, text = pb.ERROR_CODE_DUPLICATE_ANSWER, "this request was already answered"
+            elif why is not None:
+                code, text = pb.ERROR_CODE_LATE_ANSWER, "the deadline passed; answer discarded"
+            else:
+                code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request on this connection"
+            self.send(_error(code, text, request_id=rid, match_id=reply.match_id))
+            return
+        if reply.match_id != waiting.match_id or reply.seat != waiting.seat:
+            self.send(
+                _error(
+                    pb.ERROR_CODE_NOT_YOUR_SEAT,
+                    f"request {rid} is for match {waiting.match_id} seat {waiting.seat}",
+                    request_id=rid,
+                    match_id=reply.match_id,
+                )
+            )
+            return
+        del self._waiting[rid]
+        self._expire(rid, "answered")
+        choice = reply.WhichOneof("choice")
+        answer: Answer | ProtocolViolation
+        if choice == "action_index":
+            answer = Answer(action_index=reply.action_index)
+        elif choice == "action":
+            try:
+                answer = Answer(action=convert.action_from_proto(reply.action, waiting.deck))
+            except ProtocolViolation as exc:
+                answer = exc
+        else:
+            answer = ProtocolViolation("the answer chose no action (set action_index or action)")
+        if isinstance(answer, ProtocolViolation):
+            self.send(
+                _error(pb.ERROR_CODE_MALFORMED, str(answer), request_id=rid,
+                       match_id=reply.match_id)
+            )
+        with suppress(trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            waiting.answer.send_nowait(answer)
+
+    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
+        if self.closed.is_set():
+            raise BotDisconnected(f"{self.bot_name}: {self.close_reason}")
+        send, receive = trio.open_memory_channel[Answer | ProtocolViolation](1)
+        self._waiting[rid] = _Waiting(match_id, seat, deck, send)
+        answered = False
+        try:
+            self.send(message)
+            try:
+                answer = await receive.receive()
+            except trio.EndOfChannel:
+                raise BotDisconnected(f"{self.bot_name}: {self.close_reason}") from None
+            answered = True
+        finally:
+            if not answered and self._waiting.pop(rid, None) is not None:
+                self._expire(rid, "late")
+        if isinstance(answer, ProtocolViolation):
+            raise answer
+        return answer
+
+    async def close(self, details: str = "") -> None:
+        """End the stream normally (the bot has no more matches here)."""
+        self._gone(details or "closed by the referee")
+        await self.stream.aclose(grpc.StatusCode.OK, details)
+
+
+class RemoteSeatLink:
+    """A `SeatLink` over a bot connection."""
+
+    def __init__(self, conn: Connection, match_id: str, seat: int, bot_name: str) -> None:
+        self.conn = conn
+        self.match_id = match_id
+        self.seat = seat
+        self._name = bot_name
+        self._deck: Any = None
+
+    @property
+    def bot_name(self) -> str:
+        return self._name
+
+    async def start(self, start: MatchStart) -> None:
+        self._deck = convert.deck_of(start.variant)
+        tc = start.time_control
+        self.conn.send(
+            pb.ServerMessage(
+                game_started=pb.GameStarted(
+                    match_id=start.match_id,
+                    variant=start.variant,
+                    options=convert.options_to_proto(start.options),
+                    seat=start.seat,
+                    team=start.team,
+                    seats=[
+                        pb.SeatInfo(seat=s, team=start.team_of[s], bot_name=name)
+                        for s, name in enumerate(start.seat_names)
+                    ],
+                    time_control=pb.TimeControl(
+                        decision_ms=tc.decision_ms, bank_ms=tc.bank_ms,
+                        increment_ms=tc.increment_ms,
+                    ),
+                )
+            )
+        )
+
+    async def ask(self, request: DecisionRequest) -> Answer:
+        message = pb.ServerMessage(
+            decision=pb.DecisionRequest(
+                request_id=request.request_id,
+                match_id=request.match_id,
+                seat=request.seat,
+                view=convert.view_to_proto(request.view),
+                legal_actions=[convert.action_to_proto(a) for a in request.legal_actions],
+                deadline_unix_ms=request.deadline_unix_ms,
+                time_left_ms=request.time_left_ms,
+            )
+        )
+        return await self.conn.ask(
+            self.match_id, self.seat, self._deck, message, request.request_id
+        )
+
+    def tell(self, item: Event | HandSummary) -> None:
+        body = HandEndEvent(item) if isinstance(item, HandSummary) else item.body
+        self.conn.send(convert.event_to_proto(body, match_id=self.match_id, seat=self.seat))
+
+    async def finish(self, outcome: Outcome) -> None:
+        result = outcome.result
+        msg = pb.MatchOutcome(
+            termination=int(outcome.termination),
+            detail=outcome.detail,
+            strikes=list(outcome.strikes),
+        )
+        if outcome.winner_team is not None:
+            msg.winner_team = outcome.winner_team
+        if outcome.faulty_seat is not None:
+            msg.faulty_seat = outcome.faulty_seat
+        if result is not None:
+            msg.result.CopyFrom(convert.result_to_proto(result))
+        self.conn.send(
+            pb.ServerMessage(game_over=pb.GameOver(match_id=self.match_id, seat=self.seat,
+                                                   outcome=msg))
+        )
+
+
+class Hub:
+    """Admits connections by token and hands them to whoever waits for that token."""
+
+    def __init__(self, *, hello_timeout: float = 10.0) -> None:
+        self.hello_timeout = hello_timeout
+        self._tokens: dict[str, str] = {}  # token -> bot name
+        self._connections: dict[str, list[Connection]] = {}
+        self._changed = trio.Event()
+
+    def admit(self, token: str, bot_name: str) -> None:
+        """Let connections with `token` in, as `bot_name`."""
+        self._tokens[token] = bot_name
+
+    def revoke(self, token: str) -> None:
+        """Refuse `token` from now on (connections already in stay)."""
+        self._tokens.pop(token, None)
+
+    @staticmethod
+    def new_token() -> str:
+        """An unguessable one-off token (for a bot process the referee launches)."""
+        return secrets.token_urlsafe(24)
+
+    def _lookup(self, token: str) -> str | None:
+        found = None
+        for known, name in self._tokens.items():  # constant time per comparison
+            if hmac.compare_digest(known.encode(), token.encode()):
+                found = name
+        return found
+
+    async def connection_for(self, token: str) -> Connection:
+        """Wait until a live connection with `token` is in; return it."""
+        while True:
+            for conn in self._connections.get(token, []):
+                if not conn.closed.is_set():
+                    return conn
+            changed = self._changed
+            await changed.wait()
+
+    def _notify(self) -> None:
+        self._changed.set()
+        self._changed = trio.Event()
+
+    async def accept(self, streams: trio.abc.ReceiveChannel[Any]) -> None:
+        """Serve every incoming stream (run in a nursery for the server's lifetime)."""
+        async with trio.open_nursery() as nursery:
+            async for stream in streams:
+                nursery.start_soon(self._serve_stream, stream)
+
+    async def _serve_stream(self, stream: Stream) -> None:
+        conn = await self._hello(stream)
+        if conn is None:
+            return
+        self._connections.setdefault(conn.token, []).append(conn)
+        self._notify()
+        log.info("bot_connected", bot=conn.bot_name, peer=stream.peer, name=conn.hello_name)
+        try:
+            await conn.read_loop()
+        finally:
+            self._connections[conn.token].remove(conn)
+            self._notify()
+            log.info("bot_disconnected", bot=conn.bot_name, reason=conn.close_reason)
+
+    async def _hello(self, stream: Stream) -> Connection | None:
+        with trio.move_on_after(self.hello_timeout):
+            try:
+                first = await stream.receive()
+            except StreamClosed:
+                return None
+            if first.WhichOneof("body") != "hello":
+                await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,
+                                   "the first message must be a hello",
+                                   grpc.StatusCode.INVALID_ARGUMENT)
+                return None
+            hello = first.hello
+            if hello.protocol_version != PROTOCOL_VERSION:
+                await self._refuse(
+                    stream, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL,
+                    f"protocol version {hello.protocol_version} is not supported; "
+                    f"this referee speaks {PROTOCOL_VERSION}",
+                    grpc.StatusCode.FAILED_PRECONDITION,
+                )
+                return None
+            name = self._lookup(hello.token)
+            if name is None:
+                await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED,
+                                   "unknown token: use the token the organiser gave you",
+                                   grpc.StatusCode.UNAUTHENTICATED)
+                return None
+            conn = Connection(stream, name, hello.token, hello.bot_name, hello.bot_version)
+            conn.send(
+                pb.ServerMessage(
+                    welcome=pb.Welcome(
+                        protocol_version=PROTOCOL_VERSION,
+                        server_version=arena.__version__,
+                        session_id=secrets.token_hex(8),
+                    )
+                )
+            )
+            return conn
+        await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,
+                           f"no hello within {self.hello_timeout} s",
+                           grpc.StatusCode.DEADLINE_EXCEEDED)
+        return None
+
+    @staticmethod
+    async def _refuse(stream: Stream, code: int, text: str, status: grpc.StatusCode) -> None:
+        with suppress(trio.WouldBlock, StreamClosed):
+            stream.send_nowait(_error(code, text))
+        await stream.aclose(status, text)
+
+
+def _add_standard_services(server: grpc.aio.Server) -> None:
+    health = health_aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    # Both the whole server ("") and the referee service report SERVING while it runs.
+    for name in ("", SERVICE):
+        health._server_status[name] = health_pb2.HealthCheckResponse.SERVING
+    names = (
+        SERVICE,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    )
+    reflection.enable_server_reflection(names, server)
+
+
+@asynccontextmanager
+async def serve_referee(
+    hub: Hub,
+    address: str = "127.0.0.1:0",
+    *,
+    credentials: grpc.ServerCredentials | None = None,
+    max_message_bytes: int = 1 << 20,
+) -> AsyncIterator[Any]:
+    """Run the referee's gRPC server (with health and reflection) feeding `hub`."""
+    async with serve_grpc(
+        address,
+        [PLAY_ROUTE],
+        configure=_add_standard_services,
+        options=server_options(max_message_bytes=max_message_bytes),
+        credentials=credentials,
+        window=4096,
+    ) as server, trio.open_nursery() as nursery:
+        nursery.start_soon(hub.accept, server.incoming)
+        try:
+            yield server
+        finally:
+            nursery.cancel_scope.cancel()

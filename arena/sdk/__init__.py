@@ -1,0 +1,222 @@
+"""Write a Truco bot in Python: subclass `Bot`, implement `act`, call `run`.
+
+    from arena.sdk import Bot, run
+
+    class FirstLegal(Bot):
+        def act(self, view, legal):
+            return 0                      # an index into `legal`, or one of its actions
+
+    if __name__ == "__main__":
+        run(FirstLegal)
+
+`run` dials the referee (``--server`` / ARENA_SERVER), says hello with the token
+(``--token`` / ARENA_TOKEN) and plays until the referee ends the stream. It makes one `Bot`
+instance per seat per match, so a bot can keep per-seat state in `self`; one connection may
+hold several seats at once, and each instance sees only its own seat's view. The views and
+actions are the rules engine's own types (`arena.rules`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import queue
+import sys
+import traceback
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from arena.rpc import convert
+from arena.rules import Action, HandSummary, Options, SeatView
+from arena.rules.cards import Deck
+from arena.rules.views import EventBody
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+PROTOCOL_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class MatchInfo:
+    """What a seat is told when its match starts."""
+
+    match_id: str
+    variant: str
+    options: Options
+    seat: int
+    team: int
+    seat_names: tuple[str, ...]
+    decision_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchOver:
+    """How a seat's match ended."""
+
+    termination: str  # normal, timeout, illegal_action, disconnect, forfeit
+    winner_team: int | None
+    faulty_seat: int | None
+    detail: str
+
+
+class Bot:
+    """Subclass and implement `act`. One instance plays one seat of one match."""
+
+    def on_match_start(self, info: MatchInfo) -> None:
+        """The match started; `info` says which seat this instance plays."""
+
+    def act(self, view: SeatView, legal: tuple[Action, ...]) -> Action | int:
+        """Choose an action: one of `legal`, or its index in `legal`."""
+        raise NotImplementedError
+
+    def on_event(self, event: EventBody) -> None:
+        """Something this seat may see happened (a move, a trick, an envido result)."""
+
+    def on_hand_end(self, summary: HandSummary) -> None:
+        """A hand ended."""
+
+    def on_match_end(self, over: MatchOver) -> None:
+        """The match ended; the instance is dropped after this."""
+
+
+def _log(text: str) -> None:
+    print(f"[arena.sdk] {text}", file=sys.stderr, flush=True)
+
+
+def run(
+    bot_factory: Callable[[], Bot],
+    *,
+    server: str | None = None,
+    token: str | None = None,
+    name: str | None = None,
+    version: str = "",
+    credentials: grpc.ChannelCredentials | None = None,
+) -> int:
+    """Play until the referee ends the stream; return a process exit code (0 = clean)."""
+    server = server or os.environ.get("ARENA_SERVER", "127.0.0.1:50051")
+    token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    name = name or os.environ.get("ARENA_BOT_NAME", type(bot_factory).__name__)
+    outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+    outbox.put(
+        pb.BotMessage(
+            hello=pb.Hello(
+                bot_name=name, bot_version=version, token=token,
+                protocol_version=PROTOCOL_VERSION,
+            )
+        )
+    )
+
+    def outgoing() -> Iterator[pb.BotMessage]:
+        while (message := outbox.get()) is not None:
+            yield message
+
+    channel = (
+        grpc.secure_channel(server, credentials) if credentials else grpc.insecure_channel(server)
+    )
+    seats: dict[tuple[str, int], tuple[Bot, Deck]] = {}
+    try:
+        with channel:
+            stub = pb_grpc.RefereeStub(channel)
+            for message in stub.Play(outgoing()):
+                reply = _handle(message, seats, bot_factory)
+                if reply is not None:
+                    outbox.put(reply)
+        return 0
+    except grpc.RpcError as exc:
+        code = exc.code() if hasattr(exc, "code") else None
+        details = exc.details() if hasattr(exc, "details") else str(exc)
+        _log(f"the referee ended the stream: {code}: {details}")
+        return 0 if code == grpc.StatusCode.OK else 1
+    finally:
+        outbox.put(None)
+
+
+def _handle(
+    message: pb.ServerMessage,
+    seats: dict[tuple[str, int], tuple[Bot, Deck]],
+    bot_factory: Callable[[], Bot],
+) -> pb.BotMessage | None:
+    body = message.WhichOneof("body")
+    if body == "welcome":
+        return None
+    if body == "error":
+        _log(f"referee error {pb.ErrorCode.Name(message.error.code)}: {message.error.message}")
+        return None
+    if body == "game_started":
+        s = message.game_started
+        deck = convert.deck_of(s.variant)
+        bot = bot_factory()
+        seats[(s.match_id, s.seat)] = (bot, deck)
+        bot.on_match_start(
+            MatchInfo(
+                match_id=s.match_id,
+                variant=s.variant,
+                options=convert.options_from_proto(s.options),
+                seat=s.seat,
+                team=s.team,
+                seat_names=tuple(info.bot_name for info in s.seats),
+                decision_ms=s.time_control.decision_ms,
+            )
+        )
+        return None
+    if body == "decision":
+        d = message.decision
+        bot, deck = seats[(d.match_id, d.seat)]
+        view = convert.view_from_proto(d.view, deck)
+        legal = tuple(convert.action_from_proto(a, deck) for a in d.legal_actions)
+        reply = pb.ActionReply(request_id=d.request_id, match_id=d.match_id, seat=d.seat)
+        try:
+            choice = bot.act(view, legal)
+        except Exception:
+            _log("act() raised; answering the first legal action:\n" + traceback.format_exc())
+            choice = 0
+        if isinstance(choice, Action):
+            reply.action.CopyFrom(convert.action_to_proto(choice))
+        else:
+            reply.action_index = int(choice)
+        return pb.BotMessage(action=reply)
+    if body == "event":
+        key = (message.event.match_id, message.event.seat)
+        if key in seats:
+            bot, deck = seats[key]
+            bot.on_event(convert.event_from_proto(message, deck))
+        return None
+    if body == "hand_ended":
+        key = (message.hand_ended.match_id, message.hand_ended.seat)
+        if key in seats:
+            bot, deck = seats[key]
+            bot.on_hand_end(convert.summary_from_proto(message.hand_ended.summary, deck))
+        return None
+    if body == "game_over":
+        over = message.game_over
+        entry = seats.pop((over.match_id, over.seat), None)
+        if entry is not None:
+            o = over.outcome
+            entry[0].on_match_end(
+                MatchOver(
+                    termination=pb.Termination.Name(o.termination)
+                    .removeprefix("TERMINATION_")
+                    .lower(),
+                    winner_team=o.winner_team if o.HasField("winner_team") else None,
+                    faulty_seat=o.faulty_seat if o.HasField("faulty_seat") else None,
+                    detail=o.detail,
+                )
+            )
+        return None
+    return None
+
+
+def main(bot_factory: Callable[[], Bot], argv: Sequence[str] | None = None) -> None:
+    """A command line for a bot: --server, --token, --name; exits with `run`'s code."""
+    parser = argparse.ArgumentParser(description="A Truco Arena bot.")
+    parser.add_argument("--server", help="referee address host:port (env ARENA_SERVER)")
+    parser.add_argument("--token", help="admission token (env ARENA_TOKEN)")
+    parser.add_argument("--name", help="bot name (env ARENA_BOT_NAME)")
+    args: Any = parser.parse_args(argv)
+    sys.exit(run(bot_factory, server=args.server, token=args.token, name=args.name))
+
+
+__all__ = ["Bot", "MatchInfo", "MatchOver", "main", "run"]

@@ -1,0 +1,211 @@
+"""The tournament config file (TOML), read strictly: every error names the field.
+
+    [tournament]
+    name = "sample"                 # names the tournament in the database and the logs
+    seed = 2026                     # every match seed derives from it
+    games = 2                       # matches per pair of bots per variant (sides alternate)
+    variants = ["argentine-1v1"]    # default: every variant
+    concurrency = 4                 # matches played at the same time
+    database = "arena.db"           # SQLite file (relative to the config file)
+    replays = "replays"             # folder for one JSON-lines replay per match
+    logs = "logs"                   # folder for the JSON-lines log
+    listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
+
+    [time_control]
+    decision_ms = 1000              # per-decision deadline
+    bank_ms = 0                     # chess-clock bank per seat per match
+    increment_ms = 0
+
+    [faults]
+    max_strikes = 3                 # 1 = forfeit at the first fault
+
+    [options.argentine-1v1]         # per-variant options (see README "Variants")
+    target = 15
+
+    [[bot]]                         # a bot the referee launches, one process per seat
+    name = "random"
+    command = ["python", "sample_bots/random_bot.py"]
+
+    [[bot]]                         # a remote bot that connects with its token
+    name = "remote"
+    token = "s3cret"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ConfigError, UnknownVariantError
+from arena.referee import FaultPolicy, TimeControl
+from arena.rules import Options, find_variant, variant_names
+
+
+@dataclass(frozen=True, slots=True)
+class BotSpec:
+    """A bot in the tournament: launched from `command`, or remote with `token`."""
+
+    name: str
+    command: tuple[str, ...] = ()
+    token: str = ""
+    cwd: Path = Path(".")
+
+    @property
+    def launched(self) -> bool:
+        return bool(self.command)
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentConfig:
+    """A validated tournament config."""
+
+    name: str
+    bots: tuple[BotSpec, ...]
+    variants: tuple[str, ...]
+    options: dict[str, Options] = field(default_factory=dict)
+    seed: int = 0
+    games: int = 2
+    concurrency: int = 4
+    database: Path = Path("arena.db")
+    replays: Path = Path("replays")
+    logs: Path = Path("logs")
+    listen: str = "127.0.0.1:0"
+    time_control: TimeControl = field(default_factory=TimeControl)
+    policy: FaultPolicy = field(default_factory=FaultPolicy)
+
+
+_TOP = {"tournament", "time_control", "faults", "options", "bot"}
+_TOURNAMENT = {
+    "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
+}
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise ConfigError(
+                f"{where}: unknown field {key!r}; allowed fields: {', '.join(sorted(allowed))}"
+            )
+
+
+def _int(table: dict[str, Any], key: str, where: str, default: int, minimum: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ConfigError(f"{where}.{key}: must be a whole number, got {value!r}")
+    if value < minimum:
+        raise ConfigError(f"{where}.{key}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _str(table: dict[str, Any], key: str, where: str, default: str) -> str:
+    value = table.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{where}.{key}: must be a non-empty string, got {value!r}")
+    return value
+
+
+def load_config(path: Path) -> TournamentConfig:
+    """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return parse_config(raw, base=path.parent)
+
+
+def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:
+    """Validate an already-parsed config (paths are relative to `base`)."""
+    _check_keys(raw, _TOP, "config")
+    t = raw.get("tournament", {})
+    if not isinstance(t, dict):
+        raise ConfigError("tournament: must be a table ([tournament])")
+    _check_keys(t, _TOURNAMENT, "tournament")
+    variants_raw = t.get("variants", list(variant_names()))
+    if not isinstance(variants_raw, list) or not variants_raw:
+        raise ConfigError("tournament.variants: must be a non-empty list of variant names")
+    variants: list[str] = []
+    for name in variants_raw:
+        try:
+            variants.append(find_variant(str(name)).name)
+        except UnknownVariantError as exc:
+            raise ConfigError(f"tournament.variants: {exc}") from None
+    options_raw = raw.get("options", {})
+    if not isinstance(options_raw, dict):
+        raise ConfigError("options: must be a table of per-variant tables")
+    options: dict[str, Options] = {}
+    for name in variants:
+        given = options_raw.get(name, {})
+        if not isinstance(given, dict):
+            raise ConfigError(f"options.{name}: must be a table")
+        try:
+            options[name] = find_variant(name).options(given)
+        except UnknownVariantError as exc:
+            raise ConfigError(f"options.{name}: {exc}") from None
+    for name in options_raw:
+        if name not in variants:
+            raise ConfigError(
+                f"options.{name}: not a variant of this tournament ({', '.join(variants)})"
+            )
+    tc_raw = raw.get("time_control", {})
+    _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms"}, "time_control")
+    tc = TimeControl(
+        decision_ms=_int(tc_raw, "decision_ms", "time_control", 1000, 1),
+        bank_ms=_int(tc_raw, "bank_ms", "time_control", 0, 0),
+        increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
+    )
+    faults = raw.get("faults", {})
+    _check_keys(faults, {"max_strikes"}, "faults")
+    policy = FaultPolicy(max_strikes=_int(faults, "max_strikes", "faults", 3, 1))
+    bots = _bots(raw.get("bot", []), base)
+    return TournamentConfig(
+        name=_str(t, "name", "tournament", "tournament"),
+        bots=bots,
+        variants=tuple(variants),
+        options=options,
+        seed=_int(t, "seed", "tournament", 0, 0),
+        games=_int(t, "games", "tournament", 2, 1),
+        concurrency=_int(t, "concurrency", "tournament", 4, 1),
+        database=base / _str(t, "database", "tournament", "arena.db"),
+        replays=base / _str(t, "replays", "tournament", "replays"),
+        logs=base / _str(t, "logs", "tournament", "logs"),
+        listen=_str(t, "listen", "tournament", "127.0.0.1:0"),
+        time_control=tc,
+        policy=policy,
+    )
+
+
+def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
+    bots: list[BotSpec] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(raw):
+        where = f"bot[{i}]"
+        if not isinstance(entry, dict):
+            raise ConfigError(f"{where}: must be a table")
+        _check_keys(entry, {"name", "command", "token"}, where)
+        if "name" not in entry:
+            raise ConfigError(f"{where}.name: every bot needs a name")
+        name = _str(entry, "name", where, "")
+        if name in seen:
+            raise ConfigError(f"{where}.name: {name!r} is used by two bots")
+        seen.add(name)
+        command = entry.get("command", [])
+        token = entry.get("token", "")
+        if isinstance(command, str):
+            command = command.split()
+        if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
+            raise ConfigError(f"{where}.command: must be a list of strings")
+        if bool(command) == bool(token):
+            raise ConfigError(
+                f"{where}: give exactly one of command (the referee launches the bot) "
+                "or token (a remote bot connects with it)"
+            )
+        if token and not isinstance(token, str):
+            raise ConfigError(f"{where}.token: must be a string")
+        bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base))
+    return tuple(bots)

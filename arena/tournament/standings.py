@@ -1,0 +1,53 @@
+"""Standings from stored matches: per variant and overall."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from arena.tournament.store import MatchRow
+
+
+@dataclass
+class Line:
+    """One bot's line in a standings table."""
+
+    bot: str
+    matches: int = 0
+    wins: int = 0
+    losses: int = 0
+    points_for: int = 0
+    points_against: int = 0
+    faults: int = 0
+    forfeits: int = 0
+
+    @property
+    def score(self) -> float:
+        return self.wins / self.matches if self.matches else 0.0
+
+
+def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line]:
+    """Lines sorted best first (win rate, then point difference), for one variant or all."""
+    lines: dict[str, Line] = {}
+    for row in rows:
+        if variant is not None and row.variant != variant:
+            continue
+        bots = (row.bot0, row.bot1)
+        points = (row.points0, row.points1)
+        for team, bot in enumerate(bots):
+            line = lines.setdefault(bot, Line(bot))
+            line.matches += 1
+            line.points_for += points[team]
+            line.points_against += points[1 - team]
+            if row.winner_team == team:
+                line.wins += 1
+            elif row.winner_team is not None:
+                line.losses += 1
+            # Strikes per seat: seats of team t are those with seat % 2 == t.
+            line.faults += sum(s for i, s in enumerate(row.strikes) if i % 2 == team)
+            if row.faulty_bot == bot and row.termination != "normal":
+                line.forfeits += 1
+    return sorted(
+        lines.values(),
+        key=lambda x: (-x.score, -(x.points_for - x.points_against), x.bot),
+    )
