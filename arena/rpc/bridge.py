@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -615,6 +616,14 @@ class GrpcServerThread:
                 runner.run(self._serve())
         except BaseException as exc:  # handed to trio, which re-raises it
             error = exc
+            # Keep the story, drop the locals: a traceback that holds the grpc server keeps
+            # grpc's poller thread alive.
+            seen: set[int] = set()
+            cause: BaseException | None = exc
+            while cause is not None and id(cause) not in seen:
+                seen.add(id(cause))
+                traceback.clear_frames(cause.__traceback__)
+                cause = cause.__cause__ or cause.__context__
         finally:
             self._crossing.to_trio(self._on_thread_exit, error)
 

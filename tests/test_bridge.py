@@ -1,0 +1,513 @@
+"""The trio <-> grpc.aio bridge, against a real server on 127.0.0.1 and real gRPC clients.
+
+Clients are synchronous grpc channels, each on a plain thread that the test joins (so no
+thread pool outlives a test), moving raw bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+
+import grpc
+import pytest
+import trio
+
+from arena.rpc.bridge import (
+    THREAD_NAME,
+    BadMessage,
+    BridgedStream,
+    StreamClosed,
+    StreamRoute,
+    _Crossing,
+    serve_grpc,
+)
+
+ECHO = StreamRoute("test.Echo", "Chat")
+T = TypeVar("T")
+
+
+@pytest.fixture(autouse=True)
+def _no_logged_trouble(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
+    """Fail any test during which asyncio or grpc logged a warning or an error."""
+    caplog.set_level(logging.WARNING)
+    yield
+    trouble = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith(("asyncio", "grpc")) and r.levelno >= logging.WARNING
+    ]
+    assert trouble == []
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+async def in_thread(fn: Callable[[], T]) -> T:
+    """Run blocking client code on a fresh thread, joined before returning its result."""
+    token = trio.lowlevel.current_trio_token()
+    done = trio.Event()
+    outcome: list[Any] = []
+
+    def main() -> None:
+        try:
+            outcome.append((True, fn()))
+        except BaseException as exc:
+            outcome.append((False, exc))
+        finally:
+            token.run_sync_soon(done.set)
+
+    thread = threading.Thread(target=main, name="test-client")
+    thread.start()
+    await done.wait()
+    thread.join()
+    ok, value = outcome[0]
+    if not ok:
+        raise value
+    return value  # type: ignore[no-any-return]
+
+
+class Client:
+    """One client stream on its own channel: send and receive raw bytes, blocking."""
+
+    def __init__(
+        self, port: int, route: StreamRoute = ECHO, metadata: Sequence[tuple[str, str]] = ()
+    ) -> None:
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self._requests: queue.Queue[bytes | None] = queue.Queue()
+        self.call = self.channel.stream_stream(route.path)(
+            iter(self._requests.get, None), metadata=metadata
+        )
+
+    def send(self, message: bytes) -> None:
+        self._requests.put(message)
+
+    def receive(self) -> bytes:
+        return next(self.call)  # type: ignore[no-any-return]
+
+    def done_sending(self) -> None:
+        self._requests.put(None)
+
+    def rest(self) -> list[bytes]:
+        """Every message until the server ends the call (raises grpc.RpcError on a bad status)."""
+        return list(self.call)
+
+    def error(self) -> grpc.RpcError:
+        """The error that ends the call; fails the test if the call ends in any other way."""
+        try:
+            extra = self.rest()
+        except grpc.RpcError as exc:
+            return exc
+        raise AssertionError(f"the call ended without an error, after {extra!r}")
+
+    def close(self) -> None:
+        self._requests.put(None)  # lets grpc's request-consuming thread finish
+        self.call.cancel()
+        self.channel.close()
+
+
+def thread_names() -> set[str]:
+    return {t.name for t in threading.enumerate()}
+
+
+# --------------------------------------------------------------------------- tests
+
+
+def test_echo_round_trips_over_concurrent_streams() -> None:
+    """Several concurrent streams each get their own replies, in order, and end with OK;
+    trio sees each stream's method, peer and invocation metadata."""
+    seen: list[tuple[str, str, str | bytes]] = []
+
+    def client(port: int, bot: int) -> list[bytes]:
+        c = Client(port, metadata=[("bot", f"bot-{bot}")])
+        try:
+            replies = []
+            for i in range(25):
+                c.send(f"{bot}/{i}".encode())
+                replies.append(c.receive())
+            c.done_sending()
+            assert c.rest() == []
+            assert c.call.code() == grpc.StatusCode.OK
+            return replies
+        finally:
+            c.close()
+
+    async def main() -> list[list[bytes]]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def echo(stream: BridgedStream[bytes, bytes]) -> None:
+                seen.append((stream.method, stream.peer, stream.metadata["bot"]))
+                async for message in stream:
+                    await stream.send(b"echo:" + message)
+                await stream.aclose()
+
+            async def accept() -> None:
+                async for stream in server.incoming:
+                    nursery.start_soon(echo, stream)
+
+            nursery.start_soon(accept)
+            results: list[list[bytes]] = [[] for _ in range(4)]
+
+            async def run(bot: int) -> None:
+                results[bot] = await in_thread(lambda: client(server.port, bot))
+
+            async with trio.open_nursery() as clients:
+                for bot in range(4):
+                    clients.start_soon(run, bot)
+            nursery.cancel_scope.cancel()
+            return results
+
+    results = trio.run(main)
+    for bot, replies in enumerate(results):
+        assert replies == [f"echo:{bot}/{i}".encode() for i in range(25)]
+    assert sorted(m for m, _, _ in seen) == ["/test.Echo/Chat"] * 4
+    assert all(peer.startswith("ipv4:127.0.0.1:") for _, peer, _ in seen)
+    assert sorted(bot for _, _, bot in seen) == [f"bot-{i}" for i in range(4)]
+
+
+@pytest.mark.parametrize("how", ["cancel", "channel-close", "process-killed"])
+def test_client_disconnect_is_seen_by_trio(how: str) -> None:
+    """A client that cancels, closes its channel or dies makes receive() raise StreamClosed
+    within a second, after which the stream is finished and sending raises too."""
+
+    async def main() -> None:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server:
+            if how == "process-killed":
+                process = await trio.lowlevel.open_process(
+                    [sys.executable, "-c", DYING_CLIENT, f"127.0.0.1:{server.port}"],
+                    stdout=subprocess.PIPE,
+                )
+            else:
+                client = Client(server.port)
+                client.send(b"hello")
+            stream = await server.incoming.receive()
+            assert await stream.receive() == b"hello"
+            await stream.send(b"echo:hello")
+            if how == "process-killed":
+                assert process.stdout is not None
+                assert await process.stdout.receive_some() == b"ready\n"
+                process.kill()
+            else:
+                got = await in_thread(client.receive)
+                assert got == b"echo:hello"
+                if how == "cancel":
+                    client.call.cancel()
+                else:
+                    client.channel.close()
+            with trio.fail_after(1):
+                with pytest.raises(StreamClosed):
+                    await stream.receive()
+                while not stream.finished:
+                    await trio.sleep(0.005)
+            with pytest.raises(StreamClosed, match="cancelled: the client went away"):
+                await stream.receive()
+            with pytest.raises(StreamClosed):
+                await stream.send(b"anyone there?")
+            await stream.aclose()  # closing an ended stream is fine
+            if how == "process-killed":
+                await process.wait()
+                await process.stdout.aclose()
+            else:
+                client.close()
+
+    trio.run(main)
+
+
+DYING_CLIENT = """
+import sys, time, grpc
+channel = grpc.insecure_channel(sys.argv[1])
+def requests():
+    yield b"hello"
+    time.sleep(10)
+call = channel.stream_stream("/test.Echo/Chat")(requests())
+assert next(call) == b"echo:hello"
+print("ready", flush=True)
+time.sleep(10)
+"""
+
+
+def test_trio_abort_reaches_client_with_status_and_details() -> None:
+    """aclose() with an error status ends the RPC at once; the client sees exactly that
+    status code and details, and the stream refuses further sends."""
+
+    def client(port: int) -> grpc.RpcError:
+        c = Client(port)
+        try:
+            c.send(b"play the 7 of swords")
+            return c.error()
+        finally:
+            c.close()
+
+    async def main() -> grpc.RpcError:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def referee() -> None:
+                stream = await server.incoming.receive()
+                assert await stream.receive() == b"play the 7 of swords"
+                with trio.fail_after(2):
+                    await stream.aclose(grpc.StatusCode.FAILED_PRECONDITION, "not your turn")
+                assert stream.finished
+                with pytest.raises(StreamClosed, match="not your turn"):
+                    stream.send_nowait(b"too late")
+
+            nursery.start_soon(referee)
+            return await in_thread(lambda: client(server.port))
+
+    error = trio.run(main)
+    assert error.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert error.details() == "not your turn"
+
+
+def test_close_ok_flushes_queued_messages_first() -> None:
+    """aclose() with OK writes every message queued before it, then ends the call with OK."""
+
+    def client(port: int) -> list[bytes]:
+        c = Client(port)
+        try:
+            c.send(b"hi")
+            messages = c.rest()
+            assert c.call.code() == grpc.StatusCode.OK
+            return messages
+        finally:
+            c.close()
+
+    async def main() -> list[bytes]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def referee() -> None:
+                stream = await server.incoming.receive()
+                await stream.receive()
+                for i in range(10):
+                    stream.send_nowait(b"result %d" % i)
+                await stream.aclose()
+
+            nursery.start_soon(referee)
+            return await in_thread(lambda: client(server.port))
+
+    assert trio.run(main) == [b"result %d" % i for i in range(10)]
+
+
+def test_client_half_close_ends_receiving_but_not_sending() -> None:
+    """When the client finishes sending, receive() raises StreamClosed (async for ends), yet
+    the server can still send a last message and close with OK."""
+
+    def client(port: int) -> list[bytes]:
+        c = Client(port)
+        try:
+            c.send(b"last words")
+            c.done_sending()
+            return c.rest()
+        finally:
+            c.close()
+
+    async def main() -> list[bytes]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def referee() -> None:
+                stream = await server.incoming.receive()
+                assert [m async for m in stream] == [b"last words"]
+                with pytest.raises(StreamClosed, match="finished sending"):
+                    await stream.receive()
+                await stream.send(b"goodbye")
+                await stream.aclose()
+
+            nursery.start_soon(referee)
+            return await in_thread(lambda: client(server.port))
+
+    assert trio.run(main) == [b"goodbye"]
+
+
+def test_undecodable_message_raises_bad_message() -> None:
+    """A request the deserializer rejects surfaces in trio as BadMessage (also from async
+    for, which must not mistake garbage for a clean end), after the good messages before it."""
+
+    def decode(raw: bytes) -> bytes:
+        if raw == b"garbage":
+            raise ValueError("not a request")
+        return raw
+
+    strict = StreamRoute("test.Echo", "Chat", request_deserializer=decode)
+
+    def client(port: int) -> grpc.RpcError:
+        c = Client(port)
+        try:
+            c.send(b"fine")
+            c.send(b"garbage")
+            return c.error()
+        finally:
+            c.close()
+
+    async def main() -> grpc.RpcError:
+        async with serve_grpc("127.0.0.1:0", [strict]) as server, trio.open_nursery() as nursery:
+
+            async def referee() -> None:
+                stream = await server.incoming.receive()
+                received = []
+
+                async def read_all() -> None:
+                    async for message in stream:
+                        received.append(message)
+
+                with pytest.raises(BadMessage, match="not a request"):
+                    await read_all()
+                assert received == [b"fine"]
+                await stream.aclose(grpc.StatusCode.INVALID_ARGUMENT, "garbage")
+
+            nursery.start_soon(referee)
+            return await in_thread(lambda: client(server.port))
+
+    assert trio.run(main).code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_reader_stops_at_the_window_until_trio_catches_up() -> None:
+    """A client flooding a stream that trio does not read fills at most `window` messages on
+    the trio side; once trio reads, every message still arrives, in order."""
+    flood = [b"%d" % i for i in range(60)]
+
+    def client(port: int) -> None:
+        c = Client(port)
+        try:
+            for message in flood:
+                c.send(message)
+            c.done_sending()
+            assert c.rest() == []
+        finally:
+            c.close()
+
+    async def main() -> tuple[int, list[bytes]]:
+        async with (
+            serve_grpc("127.0.0.1:0", [ECHO], window=4) as server,
+            trio.open_nursery() as nursery,
+        ):
+            buffered = 0
+
+            async def referee() -> list[bytes]:
+                nonlocal buffered
+                stream = await server.incoming.receive()
+                await trio.sleep(0.3)  # real time: let the reader run as far as it will
+                buffered = len(stream._inbox)
+                received = [m async for m in stream]
+                await stream.aclose()
+                return received
+
+            result: list[bytes] = []
+
+            async def run_referee() -> None:
+                result.extend(await referee())
+
+            nursery.start_soon(run_referee)
+            await in_thread(lambda: client(server.port))
+        return buffered, result
+
+    buffered, received = trio.run(main)
+    assert 1 <= buffered <= 4
+    assert received == flood
+
+
+def test_shutdown_with_open_streams_aborts_them_and_leaves_no_thread() -> None:
+    """Leaving serve_grpc while streams are open ends each with UNAVAILABLE within the grace
+    period, marks them finished in trio, and leaves no thread behind."""
+    before = thread_names()
+
+    def client(port: int) -> grpc.RpcError:
+        c = Client(port)
+        try:
+            c.send(b"anyone?")
+            return c.error()
+        finally:
+            c.close()
+
+    async def main() -> tuple[float, list[grpc.RpcError], list[BridgedStream[bytes, bytes]]]:
+        errors: list[grpc.RpcError] = []
+        async with trio.open_nursery() as clients:
+            async with serve_grpc("127.0.0.1:0", [ECHO], grace=2.0) as server:
+                assert THREAD_NAME in thread_names()
+
+                async def run_client() -> None:
+                    errors.append(await in_thread(lambda: client(server.port)))
+
+                for _ in range(3):
+                    clients.start_soon(run_client)
+                streams = [await server.incoming.receive() for _ in range(3)]
+                for stream in streams:
+                    assert await stream.receive() == b"anyone?"
+                started = time.monotonic()
+            took = time.monotonic() - started
+        return took, errors, streams
+
+    took, errors, streams = trio.run(main)
+    assert took < 1.0
+    assert [e.code() for e in errors] == [grpc.StatusCode.UNAVAILABLE] * 3
+    assert all("shutting down" in (e.details() or "") for e in errors)
+    assert all(s.finished for s in streams)
+    deadline = time.monotonic() + 2
+    while thread_names() != before and time.monotonic() < deadline:
+        time.sleep(0.01)  # grpc's own client threads wind down on their own
+    assert thread_names() == before
+
+
+def test_start_failure_raises_and_leaves_no_thread() -> None:
+    """A server that cannot bind its address raises in trio, saying where, and its thread
+    is gone."""
+    before = thread_names()
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+
+        async def main() -> None:
+            async with serve_grpc(f"127.0.0.1:{port}", [ECHO]):
+                raise AssertionError("the server started on a port that is taken")
+
+        with pytest.raises(
+            RuntimeError, match=f"could not start the gRPC server on 127.0.0.1:{port}"
+        ):
+            trio.run(main)
+    assert thread_names() == before
+
+
+def test_streams_arriving_when_trio_stops_accepting_are_refused() -> None:
+    """If trio has closed `incoming`, a new RPC is refused with UNAVAILABLE and the callback
+    that tried to hand it over does not crash the trio run."""
+
+    def client(port: int) -> grpc.RpcError:
+        c = Client(port)
+        try:
+            c.send(b"let me in")
+            return c.error()
+        finally:
+            c.close()
+
+    async def main() -> grpc.RpcError:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server:
+            await server.incoming.aclose()
+            return await in_thread(lambda: client(server.port))
+
+    error = trio.run(main)
+    assert error.code() == grpc.StatusCode.UNAVAILABLE
+    assert error.details() == "the server is not accepting streams"
+
+
+def test_crossings_into_finished_worlds_do_not_raise() -> None:
+    """Scheduling a callback into a trio run that has finished, or onto an asyncio loop that
+    is closed, returns False instead of raising, and the callback never runs."""
+    calls: list[str] = []
+
+    async def grab_token() -> trio.lowlevel.TrioToken:
+        return trio.lowlevel.current_trio_token()
+
+    token = trio.run(grab_token)
+    loop = asyncio.new_event_loop()
+    loop.close()
+    crossing = _Crossing(token, loop)
+    assert crossing.to_trio(calls.append, "trio") is False
+    assert crossing.to_asyncio(calls.append, "asyncio") is False
+    assert calls == []
