@@ -20,7 +20,7 @@ install: $(STAMP)
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
 run: install
-	$(BIN)/arena tournament sample_bots/tournament.toml
+	$(BIN)/arena tournament --fresh sample_bots/tournament.toml
 
 test: install
 	$(BIN)/python -m pytest -q

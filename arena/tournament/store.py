@@ -92,6 +92,12 @@ class Store:
                 (name, json.dumps(config, sort_keys=True, default=str), time.time()),
             )
 
+    def forget_tournament(self, name: str) -> None:
+        """Delete a tournament and its matches (to play it again from scratch)."""
+        with self.db:
+            self.db.execute("DELETE FROM matches WHERE tournament = ?", (name,))
+            self.db.execute("DELETE FROM tournaments WHERE name = ?", (name,))
+
     def finish_tournament(self, name: str) -> None:
         with self.db:
             self.db.execute(

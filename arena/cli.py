@@ -1,0 +1,314 @@
+"""The `arena` command line: tournament, serve, match, replay, standings, variants."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import trio
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from arena import logging as arena_logging
+from arena.errors import ArenaError, ConfigError
+from arena.referee import MatchReport
+from arena.replay import describe, load_replay, verify_replay
+from arena.rules import find_variant, variant_names
+from arena.rules.variants import VARIANTS
+from arena.tournament import (
+    BotSpec,
+    Pairing,
+    Store,
+    TournamentConfig,
+    TournamentRunner,
+    load_config,
+    standings,
+)
+from arena.tournament.config import parse_config
+
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    sys.exit(2)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="truco-arena")
+def main() -> None:
+    """Truco Arena: a referee for Truco bot tournaments.
+
+    Bots are programs in any language that speak the gRPC protocol in proto/arena/v1/arena.proto.
+    Start with `arena tournament sample_bots/tournament.toml`.
+    """
+
+
+def _print_standings(store: Store, tournament: str, variants: tuple[str, ...]) -> None:
+    rows = store.matches(tournament)
+    played = sorted({r.variant for r in rows}, key=lambda v: variants.index(v)
+                    if v in variants else len(variants))
+    for title, variant in [*((v, v) for v in played), ("overall", None)]:
+        table = Table(title=f"{tournament}: {title}", title_justify="left")
+        for name in ("#", "bot", "played", "won", "lost", "win%", "pts+", "pts-", "diff",
+                     "faults", "forfeits"):
+            table.add_column(name, justify="left" if name == "bot" else "right",
+                             no_wrap=name == "bot")
+        for rank, line in enumerate(standings(rows, variant), 1):
+            table.add_row(
+                str(rank), line.bot, str(line.matches), str(line.wins), str(line.losses),
+                f"{100 * line.score:.0f}", str(line.points_for), str(line.points_against),
+                f"{line.points_for - line.points_against:+d}", str(line.faults),
+                str(line.forfeits),
+            )
+        out.print(table)
+    bad = [r for r in rows if r.termination != "normal"]
+    if bad:
+        out.print(f"{len(bad)} of {len(rows)} matches ended by a fault:")
+        for r in bad:
+            out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}")
+
+
+def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
+    arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
+    runner = TournamentRunner(config)
+    todo, done = runner.pending()
+    if done:
+        err.print(f"resuming {config.name}: {done} matches already stored, {len(todo)} to play")
+    bar = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, disable=not progress, transient=False,
+    )
+    task = bar.add_task(config.name, total=len(todo))
+
+    def on_done(pairing: Pairing, report: MatchReport) -> None:
+        bar.advance(task)
+        o = report.outcome
+        if not o.normal:
+            bar.console.print(
+                f"[yellow]{pairing.match_id}: {o.termination.name.lower()} "
+                f"(seat {o.faulty_seat}, {report.seat_names[o.faulty_seat or 0]}): "
+                f"{o.detail.splitlines()[0] if o.detail else ''}"
+            )
+
+    def on_listening(address: str) -> None:
+        if announce:
+            err.print(f"referee listening on {address}; waiting for bots")
+
+    runner.on_match_done = on_done
+    runner.on_listening = on_listening
+    started = time.monotonic()
+    try:
+        with bar:
+            trio.run(runner.run)
+    except KeyboardInterrupt:
+        err.print(
+            f"\ninterrupted. Finished matches are saved in {config.database}; "
+            "run the same command again to resume."
+        )
+        sys.exit(130)
+    err.print(f"played {len(todo)} matches in {time.monotonic() - started:.1f} s; "
+              f"results in {config.database}, replays in {config.replays}")
+    _print_standings(runner.store, config.name, config.variants)
+
+
+def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
+    from dataclasses import replace
+
+    given = {k: v for k, v in changes.items() if v is not None}
+    return replace(config, **given) if given else config
+
+
+@main.command()
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.option("--concurrency", type=click.IntRange(min=1), help="Matches at the same time.")
+@click.option("--games", type=click.IntRange(min=1), help="Matches per pair per variant.")
+@click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable).")
+@click.option("--database", type=click.Path(path_type=Path), help="SQLite file for results.")
+@click.option("--decision-ms", type=click.IntRange(min=1), help="Per-decision deadline.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--fresh", is_flag=True,
+              help="Forget this tournament's stored matches and play it all again.")
+def tournament(
+    config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
+    database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
+) -> None:
+    """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
+
+    Running the same command again after an interruption resumes: finished matches are kept.
+    """
+    try:
+        config = load_config(config_file)
+        if variants:
+            for v in variants:
+                find_variant(v)
+            config = _override(config, variants=variants)
+        if decision_ms:
+            from dataclasses import replace
+            config = _override(
+                config, time_control=replace(config.time_control, decision_ms=decision_ms)
+            )
+        config = _override(config, concurrency=concurrency, games=games, database=database)
+        if fresh:
+            Store(config.database).forget_tournament(config.name)
+        _run(config, progress=not no_progress and err.is_terminal)
+    except ArenaError as exc:
+        _fail(str(exc))
+
+
+@main.command()
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.option("--listen", help="host:port to listen on (overrides tournament.listen).")
+def serve(config_file: Path, listen: str | None) -> None:
+    """Referee a tournament of remote bots: listen and wait for bots to connect with their
+    tokens (from the config's [[bot]] tables), then play the round robin."""
+    try:
+        config = _override(load_config(config_file), listen=listen)
+        if any(b.launched for b in config.bots):
+            err.print("note: bots with a command are launched by the referee as usual")
+        _run(config, progress=err.is_terminal, announce=True)
+    except ArenaError as exc:
+        _fail(str(exc))
+
+
+def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
+    """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN."""
+    if text.startswith("remote:"):
+        parts = text.split(":", 2)
+        if len(parts) != 3 or not parts[1] or not parts[2]:
+            raise ConfigError(f"bot {index + 1}: write remote:NAME:TOKEN, got {text!r}")
+        return BotSpec(name=parts[1], token=parts[2], cwd=cwd)
+    name, sep, command = text.partition("=")
+    if not sep or " " in name:
+        command, name = text, ""
+    argv = shlex.split(command)
+    if not argv:
+        raise ConfigError(f"bot {index + 1}: empty command")
+    if not name:
+        name = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).stem
+    return BotSpec(name=name, command=tuple(argv), cwd=cwd)
+
+
+def _option_value(text: str) -> Any:
+    lowered = text.lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    return int(text) if text.lstrip("-").isdigit() else text
+
+
+@main.command()
+@click.argument("variant")
+@click.argument("bot_a")
+@click.argument("bot_b")
+@click.option("--seed", type=int, default=0, show_default=True, help="Match seed.")
+@click.option("--option", "options", multiple=True, help="Variant option KEY=VALUE.")
+@click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+              show_default=True)
+@click.option("--listen", default="127.0.0.1:0", show_default=True)
+def match(
+    variant: str, bot_a: str, bot_b: str, seed: int, options: tuple[str, ...],
+    decision_ms: int, database: Path, listen: str,
+) -> None:
+    """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
+
+    A bot is a command the referee launches (one process per seat), optionally named:
+    'random=python sample_bots/random_bot.py'; or a remote bot: 'remote:NAME:TOKEN'.
+    """
+    try:
+        find_variant(variant)
+        cwd = Path.cwd()
+        bots = [_bot_arg(bot_a, 0, cwd), _bot_arg(bot_b, 1, cwd)]
+        if bots[0].name == bots[1].name:
+            from dataclasses import replace
+            bots = [replace(bots[0], name=bots[0].name + "-a"),
+                    replace(bots[1], name=bots[1].name + "-b")]
+        opts: dict[str, Any] = {}
+        for item in options:
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise ConfigError(f"--option {item!r}: write KEY=VALUE")
+            opts[key] = _option_value(value)
+        raw: dict[str, Any] = {
+            "tournament": {
+                "name": f"match-{int(time.time())}", "seed": seed, "games": 1,
+                "variants": [variant], "database": str(database), "listen": listen,
+            },
+            "options": {variant: opts} if opts else {},
+            "time_control": {"decision_ms": decision_ms},
+            "bot": [
+                {"name": b.name, **({"command": list(b.command)} if b.launched
+                                     else {"token": b.token})}
+                for b in bots
+            ],
+        }
+        config = parse_config(raw, base=cwd)
+        arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
+        runner = TournamentRunner(config)
+        pairing = runner.pending()[0][0]
+        pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
+        if any(not b.launched for b in bots):
+            runner.on_listening = lambda a: err.print(f"listening on {a}; waiting for bots")
+        trio.run(runner.run, [pairing])
+        row = runner.store.matches(config.name)[0]
+        out.print(
+            f"{pairing.match_id}: {row.termination}; winner: "
+            f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
+            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}"
+        )
+        from arena.tournament.runner import replay_path
+        out.print(f"replay: {replay_path(config, pairing.match_id)}")
+    except ArenaError as exc:
+        _fail(str(exc))
+
+
+@main.command()
+@click.argument("replay_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--quiet", is_flag=True, help="Only check; print nothing but the verdict.")
+def replay(replay_file: Path, quiet: bool) -> None:
+    """Print a match from its replay file and check that it replays to the same result."""
+    try:
+        data = load_replay(replay_file)
+        if not quiet:
+            for line in describe(data):
+                out.print(line, highlight=False, markup=False)
+        verify_replay(data)
+        out.print("replay check: OK (every action legal, same awards, same result)")
+    except ArenaError as exc:
+        _fail(f"replay check failed: {exc}")
+
+
+@main.command(name="standings")
+@click.argument("tournament_name")
+@click.option("--database", type=click.Path(exists=True, path_type=Path),
+              default=Path("arena.db"), show_default=True)
+def standings_cmd(tournament_name: str, database: Path) -> None:
+    """Print the standings of a stored tournament."""
+    store = Store(database)
+    if not store.matches(tournament_name):
+        _fail(f"no matches of tournament {tournament_name!r} in {database}")
+    _print_standings(store, tournament_name, variant_names())
+
+
+@main.command()
+def variants() -> None:
+    """List the variants and their options."""
+    table = Table(title="variants")
+    for name in ("variant", "seats", "description", "options (default first)"):
+        table.add_column(name)
+    for name, v in VARIANTS.items():
+        opts = "; ".join(
+            f"{o.name}: {', '.join(map(str, o.choices))}" for o in v.option_specs
+        )
+        table.add_row(name, str(v.num_seats), v.description, opts)
+    out.print(table)
+
+
+if __name__ == "__main__":
+    main()

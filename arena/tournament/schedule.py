@@ -1,0 +1,56 @@
+"""Round-robin schedules: every pair of bots plays every variant `games` times.
+
+Sides alternate (game k: the first bot takes team k % 2) and each two consecutive games share a
+seed, so every deal is played once from each side (duplicate pairs). Match ids are
+deterministic, which is what lets a killed tournament resume without replaying finished
+matches.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from arena.rules import Options
+from arena.tournament.config import BotSpec, TournamentConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Pairing:
+    """One scheduled match: which bot sits on each team, the variant, options and seed."""
+
+    match_id: str
+    variant: str
+    options: Options
+    seed: int
+    teams: tuple[BotSpec, BotSpec]  # the bot of team 0, the bot of team 1
+    index: int
+
+
+def match_seed(tournament_seed: int, *label: object) -> int:
+    """A 63-bit match seed derived from the tournament seed and a label."""
+    text = "/".join(str(part) for part in ("truco-arena-match", tournament_seed, *label))
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big") >> 1
+
+
+def round_robin(config: TournamentConfig) -> list[Pairing]:
+    """Every pair, every variant, `config.games` times, sides alternating."""
+    pairings: list[Pairing] = []
+    bots = config.bots
+    for variant in config.variants:
+        for i, a in enumerate(bots):
+            for b in bots[i + 1 :]:
+                for k in range(config.games):
+                    teams = (a, b) if k % 2 == 0 else (b, a)
+                    seed = match_seed(config.seed, variant, a.name, b.name, k // 2)
+                    pairings.append(
+                        Pairing(
+                            match_id=f"{config.name}:{variant}:{a.name}-{b.name}:{k}",
+                            variant=variant,
+                            options=config.options[variant],
+                            seed=seed,
+                            teams=teams,
+                            index=k,
+                        )
+                    )
+    return pairings
