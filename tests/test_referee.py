@@ -1,0 +1,250 @@
+"""The referee's match driver, in-process with trio's MockClock: no wire, no sleeping."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import structlog
+import trio
+import trio.testing
+from structlog.testing import capture_logs
+
+from arena.errors import BotDisconnected, ProtocolViolation
+from arena.referee import (
+    Answer,
+    DecisionRequest,
+    FaultPolicy,
+    MatchReport,
+    Termination,
+    TimeControl,
+    run_match,
+)
+from arena.referee.local import LocalLink, first_legal
+from arena.rules import Match
+from arena.rules.views import HandSummary
+
+
+def play(
+    variant: str,
+    policies: list[Callable[[DecisionRequest], Any]],
+    *,
+    seed: int = 1,
+    policy: FaultPolicy | None = None,
+    time_control: TimeControl | None = None,
+    options: dict[str, Any] | None = None,
+) -> tuple[MatchReport, list[LocalLink], float]:
+    """Run one match on a MockClock; return the report, the links and the virtual time."""
+    links = [LocalLink(f"bot{i}", p) for i, p in enumerate(policies)]
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        game = Match(variant, options or {"target": 15, "chicos": 1}
+                     if variant.startswith("argentine") else options, seed)
+        out["report"] = await run_match(
+            "m", game, list(links), policy=policy, time_control=time_control
+        )
+        out["time"] = trio.current_time()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return out["report"], links, out["time"]
+
+
+async def silent(request: DecisionRequest) -> Answer:
+    await trio.sleep_forever()
+    raise AssertionError("unreachable")
+
+
+def answer_after(
+    seconds: float, index: int = 0
+) -> Callable[[DecisionRequest], Awaitable[Answer]]:
+    async def policy(request: DecisionRequest) -> Answer:
+        await trio.sleep(seconds)
+        return Answer(action_index=index if index >= 0 else len(request.legal_actions) + index)
+
+    return policy
+
+
+def test_honest_match_ends_normally_with_the_engine_result() -> None:
+    """Two honest seats: NORMAL termination, no strikes, the engine's winner and points."""
+    report, _, _ = play("argentine-1v1", [first_legal, first_legal])
+    o = report.outcome
+    assert o.termination is Termination.NORMAL
+    assert o.result is not None and o.winner_team == o.result.winner_team
+    assert o.strikes == (0, 0)
+    assert max(o.points) >= 15
+    assert len(report.decisions) == sum(len(h.moves) for h in report.record.hands)
+
+
+def test_silent_seat_times_out_three_times_then_forfeits() -> None:
+    """No answer by the deadline is a timeout; the referee plays the default action; the third
+    strike forfeits the match with TIMEOUT naming the seat (default policy: 3 strikes)."""
+    report, _, elapsed = play(
+        "argentine-1v1", [first_legal, silent], time_control=TimeControl(decision_ms=250)
+    )
+    o = report.outcome
+    assert o.termination is Termination.TIMEOUT
+    assert o.faulty_seat == 1 and o.winner_team == 0
+    assert o.strikes == (0, 3)
+    faults = [d for d in report.decisions if d.fault]
+    assert [d.fault for d in faults] == ["timeout", "timeout"]  # the third ended the match
+    assert all(d.seat == 1 and d.latency_ms == pytest.approx(250) for d in faults)
+    assert elapsed == pytest.approx(0.75)
+
+
+def test_forfeit_at_first_fault_policy() -> None:
+    """With max_strikes = 1 the first fault ends the match."""
+    report, _, _ = play(
+        "mineiro-1v1", [silent, first_legal], policy=FaultPolicy(max_strikes=1)
+    )
+    assert report.outcome.termination is Termination.TIMEOUT
+    assert report.outcome.faulty_seat == 0
+    assert report.outcome.strikes == (1, 0)
+    assert report.decisions == []
+
+
+def test_out_of_range_index_is_an_illegal_action() -> None:
+    """An index outside the legal list is ILLEGAL_ACTION; the default action is played."""
+    report, _, _ = play("argentine-1v1", [first_legal, lambda r: Answer(action_index=99)])
+    o = report.outcome
+    assert o.termination is Termination.ILLEGAL_ACTION
+    assert o.faulty_seat == 1
+    faulted = [d for d in report.decisions if d.fault]
+    assert len(faulted) == 2 and "out of range" in faulted[0].detail
+
+
+def test_spelled_out_action_must_be_legal() -> None:
+    """An action given by value is accepted when legal and a fault when not."""
+
+    def by_value(request: DecisionRequest) -> Answer:
+        return Answer(action=request.legal_actions[-1])
+
+    report, _, _ = play("argentine-1v1", [by_value, first_legal])
+    assert report.outcome.strikes[0] == 0
+
+    def wrong(request: DecisionRequest) -> Answer:
+        other = Match("argentine-1v1", seed=99).legal_actions()[0]  # some other card
+        if other in request.legal_actions:
+            return Answer(action_index=0)
+        return Answer(action=other)
+
+    report, _, _ = play("argentine-1v1", [wrong, first_legal], policy=FaultPolicy(1))
+    assert report.outcome.termination is Termination.ILLEGAL_ACTION
+    assert "is not a legal action" in report.outcome.detail
+
+
+def test_malformed_answer_is_an_illegal_action() -> None:
+    """A link reporting a protocol violation (e.g. an answer with no choice) is a fault."""
+
+    def malformed(request: DecisionRequest) -> Answer:
+        raise ProtocolViolation("the answer chose no action")
+
+    report, _, _ = play("argentine-1v1", [malformed, first_legal], policy=FaultPolicy(1))
+    assert report.outcome.termination is Termination.ILLEGAL_ACTION
+    assert report.outcome.detail == "the answer chose no action"
+
+
+def test_disconnect_forfeits_at_once() -> None:
+    """A dropped connection ends the match with DISCONNECT naming the seat, no strikes."""
+    calls = {"n": 0}
+
+    def flaky(request: DecisionRequest) -> Answer:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise BotDisconnected("gone")
+        return Answer(action_index=0)
+
+    report, links, _ = play("argentine-2v2", [first_legal, flaky, first_legal, first_legal])
+    o = report.outcome
+    assert o.termination is Termination.DISCONNECT
+    assert o.faulty_seat == 1 and o.winner_team == 0
+    assert o.strikes == (0, 0, 0, 0)
+    assert all(link.outcome == o for link in links)  # everyone is told
+
+
+def test_late_answer_is_discarded_and_latency_recorded() -> None:
+    """An answer after the deadline does not count (timeout, default action); answers in time
+    record their latency."""
+    report, links, _ = play(
+        "mineiro-1v1",
+        [answer_after(0.3), answer_after(1.5, index=-1)],
+        time_control=TimeControl(decision_ms=1000),
+        policy=FaultPolicy(max_strikes=100),
+    )
+    seat0 = [d for d in report.decisions if d.seat == 0]
+    seat1 = [d for d in report.decisions if d.seat == 1]
+    assert all(d.fault is None and d.latency_ms == pytest.approx(300) for d in seat0)
+    assert all(d.fault == "timeout" for d in seat1)
+    # The default action (never the last of several: that is a run, a decline, a raise or a
+    # later card), not the late answer, was applied.
+    for decision, request in zip(seat1, links[1].requests, strict=False):
+        if len(request.legal_actions) > 1:
+            assert decision.action != request.legal_actions[-1]
+
+
+def test_time_bank_extends_the_deadline_and_is_consumed() -> None:
+    """With a bank, a slow answer eats into it; once spent, the plain deadline applies."""
+    report, links, _ = play(
+        "mineiro-1v1",
+        [answer_after(0.25), first_legal],
+        time_control=TimeControl(decision_ms=100, bank_ms=500, increment_ms=0),
+        policy=FaultPolicy(max_strikes=1),
+    )
+    # Each slow answer costs 150 ms of bank: the first three fit (600, 450, 300 allowed), the
+    # fourth is allowed 100 + 50 = 150 ms and times out.
+    allowed = [r.time_left_ms for r in links[0].requests]
+    assert allowed[:4] == [600, 450, 300, 150]
+    assert report.outcome.termination is Termination.TIMEOUT
+
+
+def test_seats_are_told_only_their_own_cards() -> None:
+    """Every request carries the asking seat's own view: its cards, never another seat's
+    unplayed cards (RULES.md §4.8)."""
+    report, links, _ = play("argentine-2v2", [first_legal] * 4, seed=5)
+    deals = {(h.game_number, h.hand_number): h.deal for h in report.record.hands}
+    checked = 0
+    for seat, link in enumerate(links):
+        for request in link.requests:
+            view = request.view
+            assert view.seat == seat == request.seat
+            deal = deals[(view.game_number, view.hand_number)]
+            assert set(view.hand) <= set(deal[seat])
+            others = {c for s, cards in enumerate(deal) if s != seat for c in cards}
+            played = {p.card for t in view.tricks for p in t.plays} | {
+                p.card for p in view.current_trick
+            }
+            assert not (set(view.hand) & others)
+            assert view.partner_cards == ()
+            assert {p.card for t in view.tricks for p in t.plays} <= played
+            checked += 1
+    assert checked == len(report.decisions)
+
+
+def test_events_reach_every_seat_and_hand_summaries_are_sent() -> None:
+    """Every seat is told every public event and every hand summary."""
+    report, links, _ = play("mineiro-2v2", [first_legal] * 4, seed=2)
+    hands = len(report.record.hands)
+    for link in links:
+        summaries = [t for t in link.told if isinstance(t, HandSummary)]
+        assert len(summaries) == hands
+        assert link.started is not None and link.outcome == report.outcome
+
+
+def test_decisions_are_logged_with_match_and_seat_bound() -> None:
+    """One structlog event per decision, with match_id, seat, game and hand; one per match."""
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        report, _, _ = play("argentine-1v1", [first_legal, first_legal])
+    decisions = [e for e in logs if e["event"] == "decision"]
+    assert len(decisions) == len(report.decisions)
+    assert all(e["match_id"] == "m" and {"seat", "game", "hand"} <= e.keys() for e in decisions)
+    ends = [e for e in logs if e["event"] == "match_end"]
+    assert len(ends) == 1 and ends[0]["termination"] == "normal"
+
+
+def test_same_seed_same_match() -> None:
+    """Determinism: same seed and deterministic bots give the same decisions and result."""
+    a, _, _ = play("argentine-2v2", [first_legal] * 4, seed=11)
+    b, _, _ = play("argentine-2v2", [first_legal] * 4, seed=11)
+    assert [(d.seat, d.action) for d in a.decisions] == [(d.seat, d.action) for d in b.decisions]
+    assert a.outcome == b.outcome
