@@ -71,7 +71,8 @@ def test_honest_match_ends_normally_with_the_engine_result() -> None:
     report, _, _ = play("argentine-1v1", [first_legal, first_legal])
     o = report.outcome
     assert o.termination is Termination.NORMAL
-    assert o.result is not None and o.winner_team == o.result.winner_team
+    assert o.result is not None
+    assert o.winner_team == o.result.winner_team
     assert o.strikes == (0, 0)
     assert max(o.points) >= 15
     assert len(report.decisions) == sum(len(h.moves) for h in report.record.hands)
@@ -85,7 +86,8 @@ def test_silent_seat_times_out_three_times_then_forfeits() -> None:
     )
     o = report.outcome
     assert o.termination is Termination.TIMEOUT
-    assert o.faulty_seat == 1 and o.winner_team == 0
+    assert o.faulty_seat == 1
+    assert o.winner_team == 0
     assert o.strikes == (0, 3)
     faults = [d for d in report.decisions if d.fault]
     assert [d.fault for d in faults] == ["timeout", "timeout"]  # the third ended the match
@@ -111,7 +113,8 @@ def test_out_of_range_index_is_an_illegal_action() -> None:
     assert o.termination is Termination.ILLEGAL_ACTION
     assert o.faulty_seat == 1
     faulted = [d for d in report.decisions if d.fault]
-    assert len(faulted) == 2 and "out of range" in faulted[0].detail
+    assert len(faulted) == 2
+    assert "out of range" in faulted[0].detail
 
 
 def test_spelled_out_action_must_be_legal() -> None:
@@ -158,7 +161,8 @@ def test_disconnect_forfeits_at_once() -> None:
     report, links, _ = play("argentine-2v2", [first_legal, flaky, first_legal, first_legal])
     o = report.outcome
     assert o.termination is Termination.DISCONNECT
-    assert o.faulty_seat == 1 and o.winner_team == 0
+    assert o.faulty_seat == 1
+    assert o.winner_team == 0
     assert o.strikes == (0, 0, 0, 0)
     assert all(link.outcome == o for link in links)  # everyone is told
 
@@ -228,7 +232,8 @@ def test_events_reach_every_seat_and_hand_summaries_are_sent() -> None:
     for link in links:
         summaries = [t for t in link.told if isinstance(t, HandSummary)]
         assert len(summaries) == hands
-        assert link.started is not None and link.outcome == report.outcome
+        assert link.started is not None
+        assert link.outcome == report.outcome
 
 
 def test_decisions_are_logged_with_match_and_seat_bound() -> None:
@@ -239,7 +244,8 @@ def test_decisions_are_logged_with_match_and_seat_bound() -> None:
     assert len(decisions) == len(report.decisions)
     assert all(e["match_id"] == "m" and {"seat", "game", "hand"} <= e.keys() for e in decisions)
     ends = [e for e in logs if e["event"] == "match_end"]
-    assert len(ends) == 1 and ends[0]["termination"] == "normal"
+    assert len(ends) == 1
+    assert ends[0]["termination"] == "normal"
 
 
 def test_same_seed_same_match() -> None:
