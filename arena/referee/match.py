@@ -115,16 +115,17 @@ async def run_match(
     ending: tuple[Termination, int, str] | None = None
     with structlog.contextvars.bound_contextvars(match_id=match_id, variant=game.variant.name):
         log.info("match_start", seats=list(names), seed=game.seed)
-        for seat, link in enumerate(links):
+        for index, link in enumerate(links):
             await link.start(
                 MatchStart(
-                    match_id, game.variant.name, game.options, seat, game.team_of[seat], names,
-                    game.team_of, tc,
+                    match_id, game.variant.name, game.options, index, game.team_of[index],
+                    names, game.team_of, tc,
                 )
             )
         while not game.is_over:
-            seat = game.to_act
-            assert seat is not None
+            to_act = game.to_act
+            assert to_act is not None
+            seat = to_act
             where = (game.game_number, game.hand_number)
             view = game.view(seat)
             legal = view.legal_actions

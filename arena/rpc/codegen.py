@@ -12,7 +12,7 @@ import sys
 from importlib import resources
 from pathlib import Path
 
-from grpc_tools import protoc  # type: ignore[import-untyped]  # grpcio-tools ships no types
+from grpc_tools import protoc
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PROTO_ROOT = REPO_ROOT / "proto"

@@ -47,7 +47,7 @@ log = structlog.get_logger("arena.rpc")
 Stream = MessageStream[pb.BotMessage, pb.ServerMessage]
 
 
-def _error(code: int, message: str, *, request_id: str = "", match_id: str = "") -> Any:
+def _error(code: Any, message: str, *, request_id: str = "", match_id: str = "") -> Any:
     return pb.ServerMessage(
         error=pb.Error(code=code, message=message, request_id=request_id, match_id=match_id)
     )
@@ -251,7 +251,7 @@ class RemoteSeatLink:
     async def finish(self, outcome: Outcome) -> None:
         result = outcome.result
         msg = pb.MatchOutcome(
-            termination=int(outcome.termination),
+            termination=pb.Termination.Name(int(outcome.termination)),
             detail=outcome.detail,
             strikes=list(outcome.strikes),
         )

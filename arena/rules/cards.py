@@ -142,6 +142,7 @@ def envido_cards(cards: tuple[Card, ...] | list[Card]) -> tuple[Card, ...]:
         same = sorted(
             (c for c in cards if c.suit is suit), key=lambda c: (-envido_points(c), c.rank)
         )
+        chosen: tuple[Card, ...]
         if len(same) >= 2:
             value = envido_points(same[0]) + envido_points(same[1]) + 20
             chosen = (same[0], same[1])

@@ -119,7 +119,7 @@ def run(
     seats: dict[tuple[str, int], tuple[Bot, Deck]] = {}
     try:
         with channel:
-            stub = pb_grpc.RefereeStub(channel)
+            stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
             for message in stub.Play(outgoing()):
                 reply = _handle(message, seats, bot_factory)
                 if reply is not None:
