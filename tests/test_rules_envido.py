@@ -10,7 +10,7 @@ import pytest
 from test_rules_support import award, card, kinds, run, stacked
 
 from arena.errors import IllegalActionError
-from arena.rules import ActionKind, AwardReason, EnvidoOutcome, call, play
+from arena.rules import ActionKind, AwardReason, EnvidoOutcome, Match, call, play
 
 K = ActionKind
 LOW = "4e 5b 6o"  # envido 6
@@ -35,7 +35,7 @@ SCORES = (20, 12)  # team 0 leads: falta envido is worth 30 - 20 = 10
 FALTA = 10
 
 
-def _call_chain(chain: str) -> tuple[object, int]:
+def _call_chain(chain: str) -> tuple[Match, int]:
     """Seat 0 calls the first envido of `chain`, the seats alternate raising; returns the match
     and the seat that must answer the last call."""
     match = stacked("argentine-1v1", LOW, HIGH, dealer=1, scores=SCORES)
@@ -167,7 +167,7 @@ def test_envido_tie_goes_to_the_seat_nearer_mano_2v2(dealer: int, winner: int) -
     ("hand1", "announced"),
     [
         ("7o 1o 12b", ((0, 25), (1, 28))),  # 28 beats 25: announced
-        ("5o 12o 4b", ((0, 25), (1, None))),  # 25 ties: son buenas (ties go to mano)
+        ("5o 12o 4c", ((0, 25), (1, None))),  # 25 ties: son buenas (ties go to mano)
         ("4o 12o 1b", ((0, 25), (1, None))),  # 24: son buenas
     ],
 )
@@ -267,8 +267,9 @@ def test_envido_responder_is_the_next_opponent_2v2() -> None:
     call answered by the first opponent after the raiser (RULES.md §4.4)."""
     match = stacked("argentine-2v2", "4e 5e 6e", "4b 5b 6b", "4o 5o 6o", "4c 5c 6c", dealer=3)
     run(match, "0 4e", "1 envido")
-    assert match.view(2).pending is not None
-    assert (match.view(2).pending.caller, match.view(2).pending.responder) == (1, 2)
+    pending = match.view(2).pending
+    assert pending is not None
+    assert (pending.caller, pending.responder) == (1, 2)
     run(match, "2 real_envido")
     assert match.to_act == 3
     run(match, "3 quiero")

@@ -7,6 +7,8 @@ script, who wins the hand and how many tricks were played before play stopped.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 from test_rules_support import award, last_awards, run, stacked
 
@@ -54,7 +56,7 @@ MINEIRO_ROWS = [
 ROW_FIELDS = ("row", "hand0", "hand1", "script", "winner", "played")
 
 
-def _ids(rows: list[tuple[object, ...]]) -> list[str]:
+def _ids(rows: Sequence[tuple[object, ...]]) -> list[str]:
     return [str(row[0]) for row in rows]
 
 

@@ -137,8 +137,9 @@ def test_raise_rights_alternate_2v2() -> None:
     run(match, "2 4o")
     assert K.RETRUCO in kinds(match)
     run(match, "3 retruco")
-    assert match.view(0).pending is not None
-    assert match.view(0).pending.responder == 0
+    pending = match.view(0).pending
+    assert pending is not None
+    assert pending.responder == 0
     run(match, "0 quiero")
     assert match.to_act == 3
     assert K.VALE_CUATRO not in kinds(match)

@@ -174,7 +174,9 @@ def parse_card(text: str, deck: Deck) -> Card:
     """Read one card in the deck's notation, e.g. `parse_card("1e", Deck.SPANISH)`."""
     raw = text.strip()
     if len(raw) < 2:
-        raise NotationError(f"card {text!r} is too short: write <rank><suit>, e.g. {_example(deck)}")
+        raise NotationError(
+            f"card {text!r} is too short: write <rank><suit>, e.g. {_example(deck)}"
+        )
     rank_text, suit_letter = raw[:-1], raw[-1]
     if deck is Deck.SPANISH:
         suits = {v: k for k, v in _SPANISH_SUIT_LETTER.items()}

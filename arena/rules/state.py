@@ -648,12 +648,13 @@ class Match:
 
     def _new_hand(self, dealer: int) -> _Hand:
         key = (self.game_number, self.hand_number)
-        dealt = self._deals.get(key) or deal_cards(
-            self.variant, self.seed, self.game_number, self.hand_number
-        )
-        if len(dealt) != self.num_seats:
-            raise ValueError(f"a deal needs {self.num_seats} hands, got {len(dealt)}")
-        h = _Hand(tuple(tuple(cards) for cards in dealt), dealer, self.num_seats)
+        stacked = self._deals.get(key)
+        if stacked is not None:
+            dealt = tuple(tuple(cards) for cards in stacked)
+            self._check_deal(dealt, key)
+        else:
+            dealt = deal_cards(self.variant, self.seed, self.game_number, self.hand_number)
+        h = _Hand(dealt, dealer, self.num_seats)
         if self.family == MINEIRO:
             at_ten = [t for t in range(self.num_teams) if self.scores[t] >= AT_TEN]
             if len(at_ten) == 1:
@@ -664,6 +665,26 @@ class Match:
                 h.blind = self.options.blind_iron_hand
         self.hand = h
         return h
+
+    def _check_deal(self, dealt: Deal, key: tuple[int, int]) -> None:
+        """A stacked deal must be a real deal of this variant: 3 cards per seat, all from the
+        variant's deck, no card twice (RULES.md §1, §2)."""
+        where = f"deal for game {key[0]} hand {key[1]}"
+        if len(dealt) != self.num_seats:
+            raise ValueError(f"{where}: needs {self.num_seats} hands, got {len(dealt)}")
+        for seat, cards in enumerate(dealt):
+            if len(cards) != 3:
+                raise ValueError(f"{where}: seat {seat} needs 3 cards, got {len(cards)}")
+            for card in cards:
+                if card.deck is not self.variant.deck:
+                    raise ValueError(
+                        f"{where}: seat {seat} holds {card} of the {card.deck.value} deck; "
+                        f"{self.variant.name} plays with the {self.variant.deck.value} deck"
+                    )
+        every = [card for cards in dealt for card in cards]
+        twice = sorted({str(c) for c in every if every.count(c) > 1})
+        if twice:
+            raise ValueError(f"{where}: dealt twice: {', '.join(twice)}")
 
     def _emit(self, body: Any) -> None:
         self._events.append(Event(self._everyone, body))
