@@ -11,7 +11,8 @@ everything else (referee, tournament) on trio's. The two threads meet in exactly
 
 A callback handed to either never raises (trio would crash the whole run if one did). The
 only state both threads touch is, per stream, two `collections.deque` objects and a few
-boolean flags; single reads, writes, appends and pops of those are atomic under the GIL.
+boolean flags, and per server two queues of pending wake-ups; single reads, writes, appends
+and pops of those are atomic under the GIL.
 
 One bidirectional RPC is one stream. On the asyncio side its handler runs one reader task and
 one writer task; on the trio side it is a `BridgedStream`::
@@ -19,11 +20,13 @@ one writer task; on the trio side it is a `BridgedStream`::
     client --read()--> reader task --inbox deque, run_sync_soon--> BridgedStream.receive()
     client <--write()-- writer task <--outbox deque, call_soon_threadsafe-- BridgedStream.send()
 
-Each direction is a deque plus a "wake-up pending" flag: the producer appends and schedules a
-wake-up callback only if none is pending, so a burst of messages costs one thread hop and a
-ping-pong costs exactly one hop per message each way. Each direction also has a window: the
-reader stops reading while ``window`` messages wait for trio (gRPC flow control then holds the
-client back), and `BridgedStream.send` waits while ``window`` messages wait for the network.
+Each direction is a deque plus a "wake-up pending" flag: the producer appends and posts a
+wake-up only if none is pending for that stream. Wake-ups of all streams travel together
+(`_Batch`): one hop carries every wake-up posted while it was on its way. So a burst costs one
+hop, a ping-pong on one stream one hop per message each way, and many busy streams share
+hops. Each direction also has a window: the reader stops reading while ``window`` messages
+wait for trio (gRPC flow control then holds the client back), and `BridgedStream.send` waits
+while ``window`` messages wait for the network.
 
 Lifecycle: a new RPC reaches trio through `GrpcServerThread.incoming`. It ends when trio calls
 `BridgedStream.aclose` (status OK after the pending messages, or an error status at once), when
@@ -173,13 +176,20 @@ def server_options(
 
 @final
 class _Crossing:
-    """The two thread hops. Each returns False instead of raising when the far side is gone."""
+    """The two thread hops. Each returns False instead of raising when the far side is gone.
 
-    __slots__ = ("_loop", "_token")
+    `to_trio` / `to_asyncio` carry one call each; `batch_to_trio` / `batch_to_asyncio` carry
+    the per-message wake-ups of every stream, gathered so that all the wake-ups posted while
+    one hop is on its way ride on that hop.
+    """
+
+    __slots__ = ("_loop", "_token", "batch_to_asyncio", "batch_to_trio")
 
     def __init__(self, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop) -> None:
         self._token = token
         self._loop = loop
+        self.batch_to_trio = _Batch(self.to_trio)
+        self.batch_to_asyncio = _Batch(self.to_asyncio)
 
     def to_trio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the trio thread soon (call from any thread)."""
@@ -196,6 +206,41 @@ class _Crossing:
         except RuntimeError:  # the loop is closed: the server thread has finished
             return False
         return True
+
+
+@final
+class _Batch:
+    """Callbacks for one thread, posted from the other, delivered one hop per burst.
+
+    `post` appends and sends the drain across only if no drain is on its way; the drain
+    clears that mark before draining, so a callback posted at any moment is run by a drain.
+    """
+
+    __slots__ = ("_dead", "_hop", "_pending", "_scheduled")
+
+    def __init__(self, hop: Callable[[Callable[[], None]], bool]) -> None:
+        self._hop = hop
+        self._pending: deque[Callable[[], None]] = deque()
+        self._scheduled = False
+        self._dead = False
+
+    def post(self, fn: Callable[[], None]) -> bool:
+        """Run ``fn()`` (which must never raise) on the other thread soon."""
+        if self._dead:
+            return False
+        self._pending.append(fn)
+        if not self._scheduled:
+            self._scheduled = True
+            if not self._hop(self._drain):
+                self._dead = True
+                return False
+        return True
+
+    def _drain(self) -> None:
+        self._scheduled = False
+        pending = self._pending
+        while pending:
+            pending.popleft()()
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +334,7 @@ class BridgedStream(Generic[InT, OutT]):
         if self._reader_blocked and len(self._inbox) <= self._window // 2:
             self._reader_blocked = False
             if self._side is not None:
-                self._crossing.to_asyncio(self._side.resume_reading)
+                self._crossing.batch_to_asyncio.post(self._side.resume_reading)
         await trio.lowlevel.cancel_shielded_checkpoint()
         return item
 
@@ -362,7 +407,7 @@ class BridgedStream(Generic[InT, OutT]):
     def _wake_writer(self) -> None:
         if not self._outbox_wake_pending and self._side is not None:
             self._outbox_wake_pending = True
-            self._crossing.to_asyncio(self._side.wake_writer)
+            self._crossing.batch_to_asyncio.post(self._side.wake_writer)
 
     def _abort(self, code: grpc.StatusCode, details: str) -> None:
         if self._side is not None:
@@ -494,7 +539,7 @@ class _AsyncioSide(Generic[InT, OutT]):
         stream._inbox.append(item)
         if not stream._inbox_wake_pending:
             stream._inbox_wake_pending = True
-            if not self._crossing.to_trio(stream._wake_receivers):
+            if not self._crossing.batch_to_trio.post(stream._wake_receivers):
                 self.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
 
     async def _write_loop(self) -> None:
@@ -506,7 +551,7 @@ class _AsyncioSide(Generic[InT, OutT]):
                     item = outbox.popleft()
                     if stream._sender_blocked and len(outbox) <= low_water:
                         stream._sender_blocked = False
-                        self._crossing.to_trio(stream._wake_senders)
+                        self._crossing.batch_to_trio.post(stream._wake_senders)
                     if isinstance(item, _Close):
                         self.abort(item.code, item.details)
                         return
