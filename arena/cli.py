@@ -31,8 +31,10 @@ from arena.tournament import (
 )
 from arena.tournament.config import parse_config
 
-out = Console()
-err = Console(stderr=True)
+# soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
+# fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
+out = Console(soft_wrap=True)
+err = Console(stderr=True, soft_wrap=True)
 
 
 def _fail(message: str) -> None:
