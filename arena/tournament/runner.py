@@ -17,7 +17,7 @@ from pathlib import Path
 import structlog
 import trio
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.replay import write_replay
 from arena.rpc.server import Connection, Hub, serve_referee
@@ -73,7 +73,7 @@ class TournamentRunner:
         self.connect_timeout = connect_timeout
         self.address = ""
         self.argv: dict[str, list[str]] = {
-            bot.name: resolve_command(bot.command, bot.cwd) for bot in config.bots if bot.launched
+            bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
 
     def pending(self) -> tuple[list[Pairing], int]:
@@ -248,6 +248,14 @@ class _SeatFailed(ArenaError):
         super().__init__(why)
         self.seat = seat
         self.why = why
+
+
+def _resolve(index: int, bot: BotSpec) -> list[str]:
+    """The argv of a launched bot; a missing program names the config field and the bot."""
+    try:
+        return resolve_command(bot.command, bot.cwd)
+    except ConfigError as exc:
+        raise ConfigError(f"bot[{index}].command (bot {bot.name!r}): {exc}") from None
 
 
 def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
