@@ -457,6 +457,30 @@ def test_shutdown_with_open_streams_aborts_them_and_leaves_no_thread() -> None:
     assert thread_names() == before
 
 
+def test_configure_adds_services_beside_the_bridged_route() -> None:
+    """`configure` runs on the gRPC thread before start, so the caller can add plain grpc.aio
+    services (here the standard health service) next to the bridged streams."""
+    from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+
+    configured_on: list[str] = []
+
+    def configure(server: grpc.aio.Server) -> None:
+        configured_on.append(threading.current_thread().name)
+        health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
+
+    def check(port: int) -> int:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            return stub.Check(health_pb2.HealthCheckRequest(), timeout=5).status  # type: ignore[no-any-return]
+
+    async def main() -> int:
+        async with serve_grpc("127.0.0.1:0", [ECHO], configure=configure) as server:
+            return await in_thread(lambda: check(server.port))
+
+    assert trio.run(main) == health_pb2.HealthCheckResponse.SERVING
+    assert configured_on == [THREAD_NAME]
+
+
 def test_start_failure_raises_and_leaves_no_thread() -> None:
     """A server that cannot bind its address raises in trio, saying where, and its thread
     is gone."""

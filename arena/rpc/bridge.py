@@ -249,7 +249,6 @@ class _End:
 
     reason: str
     bad: bool = False
-    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -433,10 +432,10 @@ class BridgedStream(Generic[InT, OutT]):
             self._closed_reason = reason
         last = self._inbox[-1] if self._inbox else None
         if not isinstance(last, _End):
-            self._inbox.append(_End(reason, cancelled=cancelled))
+            self._inbox.append(_End(reason))
         elif cancelled and not last.bad:
             # "finished sending" was really the first sign of a cancel: say so.
-            self._inbox[-1] = _End(reason, cancelled=True)
+            self._inbox[-1] = _End(reason)
         self._receivers.unpark_all()
         self._senders.unpark_all()
         self._finished.set()
