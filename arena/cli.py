@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import shlex
 import sys
 import time
@@ -239,7 +240,10 @@ def match(
             opts[key] = _option_value(value)
         raw: dict[str, Any] = {
             "tournament": {
-                "name": f"match-{int(time.time())}", "seed": seed, "games": 1,
+                # Unique per run: two matches started in the same second share a database
+                # without colliding (the match id, and so the stored row, derive from it).
+                "name": f"match-{int(time.time())}-{secrets.token_hex(3)}", "seed": seed,
+                "games": 1,
                 "variants": [variant], "database": str(database), "listen": listen,
             },
             "options": {variant: opts} if opts else {},
