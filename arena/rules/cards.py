@@ -82,6 +82,11 @@ class Card:
         if self.rank not in RANKS:
             raise NotationError(f"rank {self.rank} is not in a 40-card deck (1-7, 10, 11, 12)")
 
+    def __hash__(self) -> int:
+        # Same fields as the generated hash, without the slow Python-level Enum.__hash__: cards
+        # are hashed on every trick-strength lookup (bench/rules_speed.py).
+        return hash((self.deck._value_, self.suit._value_, self.rank))
+
     def __str__(self) -> str:
         if self.deck is Deck.SPANISH:
             return f"{self.rank}{_SPANISH_SUIT_LETTER[self.suit]}"
