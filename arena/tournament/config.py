@@ -19,6 +19,11 @@
     [faults]
     max_strikes = 3                 # 1 = forfeit at the first fault
 
+    [limits]                        # per launched bot process; 0 = no limit
+    cpu_seconds = 300
+    memory_mb = 2048
+    open_files = 256
+
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
 
@@ -41,6 +46,7 @@ from typing import Any
 from arena.errors import ConfigError, UnknownVariantError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Options, find_variant, variant_names
+from arena.tournament.launcher import BotLimits
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +80,10 @@ class TournamentConfig:
     listen: str = "127.0.0.1:0"
     time_control: TimeControl = field(default_factory=TimeControl)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
+    limits: BotLimits = field(default_factory=BotLimits)
 
 
-_TOP = {"tournament", "time_control", "faults", "options", "bot"}
+_TOP = {"tournament", "time_control", "faults", "limits", "options", "bot"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
 }
@@ -160,6 +167,14 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
     faults = raw.get("faults", {})
     _check_keys(faults, {"max_strikes"}, "faults")
     policy = FaultPolicy(max_strikes=_int(faults, "max_strikes", "faults", 3, 1))
+    limits_raw = raw.get("limits", {})
+    _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files"}, "limits")
+    defaults = BotLimits()
+    limits = BotLimits(
+        cpu_seconds=_int(limits_raw, "cpu_seconds", "limits", defaults.cpu_seconds, 0),
+        memory_mb=_int(limits_raw, "memory_mb", "limits", defaults.memory_mb, 0),
+        open_files=_int(limits_raw, "open_files", "limits", defaults.open_files, 0),
+    )
     bots = _bots(raw.get("bot", []), base)
     return TournamentConfig(
         name=_str(t, "name", "tournament", "tournament"),
@@ -175,6 +190,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         listen=_str(t, "listen", "tournament", "127.0.0.1:0"),
         time_control=tc,
         policy=policy,
+        limits=limits,
     )
 
 

@@ -2,7 +2,8 @@
 
 The referee starts the bot's command with ARENA_SERVER, ARENA_TOKEN (a one-off token for this
 seat) and ARENA_BOT_NAME in its environment, stdout and stderr going to a per-seat log file.
-When the seat is done the process is asked to exit (it sees its stream end), then sent
+Each process runs under `BotLimits` (CPU time, address space, open files). When the seat is
+done the process is asked to exit (it sees its stream end), then sent
 SIGTERM, then SIGKILL, to its whole process group.
 """
 
@@ -10,15 +11,37 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
 
 from arena.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class BotLimits:
+    """Resource limits of each launched bot process (0 = no limit)."""
+
+    cpu_seconds: int = 300  # CPU time for the whole process (one seat of one match)
+    memory_mb: int = 2048  # address space
+    open_files: int = 256  # file descriptors
+
+    def apply(self, pid: int) -> None:
+        """Set the limits on process `pid` (Linux prlimit: no code runs in the forked child,
+        which is not safe beside gRPC's threads)."""
+        if self.cpu_seconds:
+            resource.prlimit(pid, resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds + 5))
+        if self.memory_mb:
+            size = self.memory_mb * 1024 * 1024
+            resource.prlimit(pid, resource.RLIMIT_AS, (size, size))
+        if self.open_files:
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
 
 def resolve_command(command: tuple[str, ...], cwd: Path) -> list[str]:
@@ -53,6 +76,7 @@ class SeatProcess:
         token: str,
         bot_name: str,
         log_path: Path,
+        limits: BotLimits | None = None,
     ) -> SeatProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
@@ -67,6 +91,8 @@ class SeatProcess:
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
             )
+        with contextlib.suppress(ProcessLookupError):
+            (limits or BotLimits()).apply(process.pid)
         return cls(process, log_path)
 
     @property

@@ -184,7 +184,7 @@ class TournamentRunner:
             try:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
-                    bot_name=bot.name, log_path=log_path,
+                    bot_name=bot.name, log_path=log_path, limits=self.config.limits,
                 )
             except OSError as exc:
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
