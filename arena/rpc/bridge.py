@@ -29,9 +29,9 @@ wait for trio (gRPC flow control then holds the client back), and `BridgedStream
 while ``window`` messages wait for the network.
 
 Lifecycle: a new RPC reaches trio through `GrpcServerThread.incoming`. It ends when trio calls
-`BridgedStream.aclose` (status OK after the pending messages, or an error status at once), when
-the client cancels or disconnects, or when the server stops; trio learns of every end through
-`receive` raising `StreamClosed`. Leaving `serve_grpc` aborts every open stream with
+`BridgedStream.aclose` (with any status, after the messages already queued), when the client
+cancels or disconnects, or when the server stops; trio learns of every end through `receive`
+raising `StreamClosed`. Leaving `serve_grpc` aborts every open stream with
 UNAVAILABLE, waits for the handlers (up to the grace period), stops the server and joins the
 thread.
 
@@ -312,6 +312,7 @@ class BridgedStream(Generic[InT, OutT]):
         self._senders = trio.lowlevel.ParkingLot()
         self._finished = trio.Event()
         self._closed_reason: str | None = None
+        self._close: _Close | None = None
 
     def __repr__(self) -> str:
         return f"<BridgedStream {self.method} from {self.peer}>"
@@ -377,25 +378,26 @@ class BridgedStream(Generic[InT, OutT]):
         await trio.lowlevel.cancel_shielded_checkpoint()
 
     async def aclose(self, code: grpc.StatusCode = grpc.StatusCode.OK, details: str = "") -> None:
-        """End the RPC and wait until it has ended.
+        """End the RPC with status ``code`` and ``details``, and wait until it has ended.
 
-        With status OK the messages already queued are written first; any other status
-        aborts at once, dropping unsent messages, and the client sees that code and
-        ``details``. Closing an ended stream does nothing. If cancelled while waiting, the
-        stream is aborted with CANCELLED.
+        Messages queued before are written first, so an in-band error followed by an error
+        status reaches the client in that order. If cancelled while waiting (say, the client
+        stopped reading), the RPC is aborted at once with the same status and the unwritten
+        messages are dropped. Closing a stream that has ended or is closing only waits.
         """
         if self._closed_reason is None:
             if code == grpc.StatusCode.OK:
                 self._closed_reason = "the server closed the stream"
-                self._outbox.append(_Close(code, details))
-                self._wake_writer()
             else:
-                self._closed_reason = f"the server aborted the stream ({code.name}: {details})"
-                self._abort(code, details)
+                self._closed_reason = f"the server ended the stream ({code.name}: {details})"
+            self._close = _Close(code, details)
+            self._outbox.append(self._close)
+            self._wake_writer()
         try:
             await self._finished.wait()
         except trio.Cancelled:
-            self._abort(grpc.StatusCode.CANCELLED, "the server gave up closing the stream")
+            close = self._close or _Close(grpc.StatusCode.CANCELLED, "the server gave up")
+            self._abort(close.code, close.details)
             raise
 
     @property
