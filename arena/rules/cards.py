@@ -172,7 +172,13 @@ def flor_value(cards: tuple[Card, ...] | list[Card]) -> int:
 
 def full_deck(deck: Deck) -> tuple[Card, ...]:
     """The 40 cards of a deck in a fixed canonical order (the order shuffles start from)."""
-    return tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS)
+    return _FULL_DECKS[deck]
+
+
+# Built once: every deal starts from these (cards are immutable, so sharing them is safe).
+_FULL_DECKS = {
+    deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
+}
 
 
 def parse_card(text: str, deck: Deck) -> Card:

@@ -8,10 +8,12 @@ mode over a label that names what is drawn, e.g. ("deal", seed, game, hand). Thi
 from __future__ import annotations
 
 import hashlib
+import struct
 from collections.abc import Iterator, Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
+_WORDS = struct.Struct(">8I")
 
 
 class SeededStream:
@@ -29,8 +31,7 @@ class SeededStream:
         counter = 0
         while True:
             digest = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
-            for i in range(0, 32, 4):
-                yield int.from_bytes(digest[i : i + 4], "big")
+            yield from _WORDS.unpack(digest)  # eight big-endian 32-bit words
             counter += 1
 
     def below(self, n: int) -> int:
