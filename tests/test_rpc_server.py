@@ -1,0 +1,246 @@
+"""The referee's gRPC adapter against real gRPC clients on 127.0.0.1: admission, routing of
+answers to their requests, in-band errors, disconnects, health and reflection."""
+
+from __future__ import annotations
+
+import queue
+from collections.abc import Awaitable, Callable, Iterator
+
+import grpc
+import pytest
+import trio
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+from arena.errors import BotDisconnected
+from arena.referee import Answer, DecisionRequest
+from arena.rpc.server import Hub, serve_referee
+from arena.rules import Match
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+
+class Client:
+    """A blocking gRPC bot client; `receive` runs on a worker thread."""
+
+    def __init__(self, port: int) -> None:
+        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+        self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+        stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
+        self.responses = stub.Play(self._outgoing())
+
+    def _outgoing(self) -> Iterator[pb.BotMessage]:
+        while (message := self.outbox.get()) is not None:
+            yield message
+
+    def send(self, message: pb.BotMessage) -> None:
+        self.outbox.put(message)
+
+    def hello(self, token: str, version: int = 1) -> None:
+        self.send(pb.BotMessage(hello=pb.Hello(bot_name="t", token=token,
+                                               protocol_version=version)))
+
+    async def receive(self) -> pb.ServerMessage:
+        with trio.fail_after(10):
+            return await trio.to_thread.run_sync(next, self.responses, abandon_on_cancel=True)
+
+    async def status(self) -> grpc.StatusCode:
+        """Read to the end of the stream; the final status code."""
+        try:
+            while True:
+                await self.receive()
+        except grpc.RpcError as exc:
+            return exc.code()  # type: ignore[no-any-return]
+        except StopIteration:
+            return grpc.StatusCode.OK
+
+    def close(self) -> None:
+        self.outbox.put(None)
+        self.channel.close()
+
+
+def run(test: Callable[[Hub, int], Awaitable[None]], *, hello_timeout: float = 5.0) -> None:
+    async def main() -> None:
+        hub = Hub(hello_timeout=hello_timeout)
+        async with serve_referee(hub) as server:
+            await test(hub, server.port)
+
+    trio.run(main)
+
+
+def request_for(match: Match, rid: str = "r1") -> DecisionRequest:
+    seat = match.to_act
+    assert seat is not None
+    view = match.view(seat)
+    return DecisionRequest(rid, "m1", seat, view, view.legal_actions, 0, 1000)
+
+
+def action_reply(rid: str, match_id: str, seat: int, index: int) -> pb.BotMessage:
+    return pb.BotMessage(
+        action=pb.ActionReply(request_id=rid, match_id=match_id, seat=seat, action_index=index)
+    )
+
+
+@pytest.mark.parametrize(
+    ("token", "version", "code", "status"),
+    [
+        ("wrong", 1, pb.ERROR_CODE_UNAUTHENTICATED, grpc.StatusCode.UNAUTHENTICATED),
+        ("good", 7, pb.ERROR_CODE_UNSUPPORTED_PROTOCOL, grpc.StatusCode.FAILED_PRECONDITION),
+    ],
+)
+def test_bad_hello_is_refused_in_band_then_closed(
+    token: str, version: int, code: int, status: grpc.StatusCode
+) -> None:
+    """A wrong token or protocol version gets an in-band error naming the problem, then the
+    stream ends with a matching gRPC status."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("good", "bot")
+        client = Client(port)
+        client.hello(token, version)
+        first = await client.receive()
+        assert first.WhichOneof("body") == "error"
+        assert first.error.code == code
+        assert first.error.message
+        assert await client.status() == status
+        client.close()
+
+    run(test)
+
+
+def test_no_hello_in_time_is_refused() -> None:
+    """A client that never says hello is dropped after the hello deadline."""
+
+    async def test(hub: Hub, port: int) -> None:
+        client = Client(port)
+        first = await client.receive()
+        assert first.error.code == pb.ERROR_CODE_BAD_HELLO
+        assert "no hello" in first.error.message
+        assert await client.status() == grpc.StatusCode.DEADLINE_EXCEEDED
+        client.close()
+
+    run(test, hello_timeout=0.3)
+
+
+def test_first_message_must_be_hello() -> None:
+    """An action before the hello is BAD_HELLO."""
+
+    async def test(hub: Hub, port: int) -> None:
+        client = Client(port)
+        client.send(action_reply("x", "m", 0, 0))
+        first = await client.receive()
+        assert first.error.code == pb.ERROR_CODE_BAD_HELLO
+        assert await client.status() == grpc.StatusCode.INVALID_ARGUMENT
+        client.close()
+
+    run(test)
+
+
+def test_answers_are_routed_and_wrong_ones_refused_in_band() -> None:
+    """Welcome after a good hello; a request reaches the bot with its view; an answer for the
+    wrong seat is NOT_YOUR_SEAT (the request keeps waiting), an unknown id UNKNOWN_REQUEST,
+    the right answer completes the ask, a second answer is DUPLICATE_ANSWER."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        client = Client(port)
+        client.hello("tok")
+        assert (await client.receive()).WhichOneof("body") == "welcome"
+        conn = await hub.connection_for("tok")
+        match = Match("argentine-1v1", seed=3)
+        request = request_for(match)
+        link = conn.link("m1", request.seat)
+        link._deck = None
+        result: dict[str, Answer] = {}
+
+        async def ask() -> None:
+            result["answer"] = await link.ask(request)
+
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(ask)
+            sent = await client.receive()
+            decision = sent.decision
+            assert decision.request_id == "r1"
+            assert decision.seat == request.seat
+            assert [c.text for c in decision.view.hand] == [str(c) for c in request.view.hand]
+            client.send(action_reply("r1", "m1", request.seat + 1, 0))
+            assert (await client.receive()).error.code == pb.ERROR_CODE_NOT_YOUR_SEAT
+            client.send(action_reply("nope", "m1", request.seat, 0))
+            assert (await client.receive()).error.code == pb.ERROR_CODE_UNKNOWN_REQUEST
+            client.send(action_reply("r1", "m1", request.seat, 2))
+        assert result["answer"] == Answer(action_index=2)
+        client.send(action_reply("r1", "m1", request.seat, 2))
+        assert (await client.receive()).error.code == pb.ERROR_CODE_DUPLICATE_ANSWER
+        client.close()
+
+    run(test)
+
+
+def test_late_answer_is_refused() -> None:
+    """When the referee gives up on a request (its deadline), a later answer is LATE_ANSWER."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        client = Client(port)
+        client.hello("tok")
+        await client.receive()
+        conn = await hub.connection_for("tok")
+        request = request_for(Match("mineiro-1v1", seed=1))
+        link = conn.link("m1", request.seat)
+        with trio.move_on_after(0.2) as scope:
+            await link.ask(request)
+        assert scope.cancelled_caught
+        sent = await client.receive()
+        client.send(action_reply(sent.decision.request_id, "m1", request.seat, 0))
+        assert (await client.receive()).error.code == pb.ERROR_CODE_LATE_ANSWER
+        client.close()
+
+    run(test)
+
+
+def test_disconnect_while_asked_is_bot_disconnected() -> None:
+    """A client that goes away while a request waits makes `ask` raise BotDisconnected."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        client = Client(port)
+        client.hello("tok")
+        await client.receive()
+        conn = await hub.connection_for("tok")
+        request = request_for(Match("argentine-1v1", seed=2))
+        link = conn.link("m1", request.seat)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(trio.to_thread.run_sync, client.close)
+            with trio.fail_after(10), pytest.raises(BotDisconnected):
+                await link.ask(request)
+
+    run(test)
+
+
+def test_health_and_reflection_are_served() -> None:
+    """Generic tools can probe the referee: health says SERVING for the server and the
+    Referee service; reflection lists arena.v1.Referee."""
+
+    async def test(hub: Hub, port: int) -> None:
+        def probe() -> tuple[list[int], list[str]]:
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                health = health_pb2_grpc.HealthStub(channel)
+                statuses = [
+                    health.Check(health_pb2.HealthCheckRequest(service=name), timeout=5).status
+                    for name in ("", "arena.v1.Referee")
+                ]
+                stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+                replies = stub.ServerReflectionInfo(
+                    iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5
+                )
+                services = [s.name for r in replies for s in r.list_services_response.service]
+                return statuses, services
+
+        statuses, services = await trio.to_thread.run_sync(probe)
+        assert statuses == [health_pb2.HealthCheckResponse.SERVING] * 2
+        assert "arena.v1.Referee" in services
+        assert "grpc.health.v1.Health" in services
+
+    run(test)
+
+
