@@ -1,0 +1,167 @@
+"""End to end: `arena match`, one match between two launched bots, on localhost.
+
+The CLI runs in a subprocess in a folder under tmp_path (where it puts its replays and logs),
+with the bots given by absolute path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_e2e_support import (
+    ARENA,
+    CLI_TIMEOUT,
+    SAMPLE_BOTS,
+    TEST_BOTS,
+    arena,
+    explain,
+    read_replay,
+    stored_matches,
+)
+
+RESULT = re.compile(
+    r"^(?P<id>\S+): (?P<termination>\w+); winner: (?P<winner>\S+); "
+    r"points (?P<bot0>\S+) (?P<points0>\d+) - (?P<points1>\d+) (?P<bot1>\S+)$",
+    re.MULTILINE,
+)
+REPLAY = re.compile(r"^replay: (?P<path>.+)$", re.MULTILINE)
+RANDOM = f"python {SAMPLE_BOTS / 'random_bot.py'}"
+FIRST_LEGAL = f"python {TEST_BOTS / 'first_legal.py'}"
+SHORT = ["--option", "target=15", "--option", "chicos=1"]
+
+
+def _printed(run: subprocess.CompletedProcess[str]) -> tuple[dict[str, str], Path]:
+    result, replay = RESULT.search(run.stdout), REPLAY.search(run.stdout)
+    assert result is not None, explain(run)
+    assert replay is not None, explain(run)
+    return result.groupdict(), Path(replay["path"])
+
+
+@pytest.mark.e2e
+def test_arena_match_plays_a_python_bot_against_the_js_bot(
+    tmp_path: Path, js_random: list[str]
+) -> None:
+    """`arena match argentine-1v1 "python random_bot.py" "node bot.js" --seed 5` exits 0 and
+    prints the result (the match played to the end, the winner, the points) and the path of a
+    replay that holds that match with seed 5 and passes `arena replay`; the database has the
+    same result."""
+    database = tmp_path / "match.db"
+    run = arena(
+        "match",
+        "argentine-1v1",
+        RANDOM,
+        " ".join(js_random),
+        "--seed",
+        "5",
+        "--database",
+        database,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0, explain(run)
+    printed, replay = _printed(run)
+    assert printed["termination"] == "normal"
+    assert (printed["bot0"], printed["bot1"]) == ("random_bot", "bot")
+    points = (int(printed["points0"]), int(printed["points1"]))
+    assert printed["winner"] == ("random_bot", "bot")[points.index(max(points))]
+    assert replay.is_file()
+    assert replay.is_relative_to(tmp_path)
+    lines = read_replay(replay)
+    assert lines[0]["match_id"] == printed["id"]
+    assert lines[0]["seed"] == 5
+    assert [s["bot"] for s in lines[0]["seats"]] == ["random_bot", "bot"]
+    assert lines[-1]["points"] == list(points)
+    (row,) = stored_matches(database)
+    assert row["id"] == printed["id"]
+    assert row["termination"] == "normal"
+    assert (row["points0"], row["points1"]) == points
+    check = arena("replay", "--quiet", replay, cwd=tmp_path)
+    assert check.returncode == 0, explain(check)
+    assert "replay check: OK" in check.stdout
+
+
+def _essence(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A replay without what may differ between two runs of the same match: the match id
+    (named after the time), timestamps and latencies."""
+    varying = {"match_id", "started_at", "finished_at", "latency_ms"}
+    return [{k: v for k, v in line.items() if k not in varying} for line in lines]
+
+
+def _play(folder: Path, seed: int) -> list[dict[str, Any]]:
+    folder.mkdir()
+    run = arena(
+        "match",
+        "argentine-1v1",
+        FIRST_LEGAL,
+        RANDOM,
+        "--seed",
+        str(seed),
+        *SHORT,
+        "--database",
+        folder / "match.db",
+        cwd=folder,
+        env={"ARENA_BOT_SEED": "1"},
+    )
+    assert run.returncode == 0, explain(run)
+    return read_replay(_printed(run)[1])
+
+
+@pytest.mark.e2e
+def test_the_same_seed_with_deterministic_bots_replays_the_same_match(tmp_path: Path) -> None:
+    """Two runs of `arena match --seed 5` between deterministic bots (first legal action, and
+    the random bot with a fixed ARENA_BOT_SEED) give the same replay but for ids, times and
+    latencies: the same deals, actions, awards and result. Seed 6 deals other cards."""
+    first = _play(tmp_path / "first", 5)
+    again = _play(tmp_path / "again", 5)
+    other = _play(tmp_path / "other", 6)
+    assert first[0]["match_id"] != again[0]["match_id"]
+    assert _essence(first) == _essence(again)
+    assert sum(line["type"] == "action" for line in first) > 20  # ARENA_BOT_SEED 1: 42
+    deals = [[ln["deal"] for ln in lines if ln["type"] == "hand"] for lines in (first, other)]
+    assert deals[0][0] != deals[1][0]
+
+
+@pytest.mark.e2e
+def test_two_matches_at_once_on_one_database_are_both_stored(tmp_path: Path) -> None:
+    """Two `arena match` runs started together in one folder with one database (so, almost
+    always, in the same second) both succeed and store two matches with two replays: match
+    ids do not collide."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "ARENA_BOT_SEED": "3"}
+    command = [
+        str(ARENA),
+        "match",
+        "argentine-1v1",
+        FIRST_LEGAL,
+        RANDOM,
+        *SHORT,
+        "--database",
+        str(tmp_path / "match.db"),
+    ]
+    processes = [
+        subprocess.Popen(
+            [*command, "--seed", str(seed)],
+            cwd=tmp_path,
+            env=env,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for seed in (1, 2)
+    ]
+    runs = []
+    for process in processes:
+        stdout, stderr = process.communicate(timeout=CLI_TIMEOUT)
+        runs.append(subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr))
+    for run in runs:
+        assert run.returncode == 0, explain(run)
+    printed = [_printed(run) for run in runs]
+    rows = stored_matches(tmp_path / "match.db")
+    assert sorted(r["id"] for r in rows) == sorted(p[0]["id"] for p in printed)
+    assert len(rows) == 2
+    assert printed[0][1] != printed[1][1]
+    assert all(p[1].is_file() for p in printed)
+    assert sorted(r["seed"] for r in rows) == [1, 2]

@@ -1,0 +1,158 @@
+"""Helpers for the end-to-end tests (tests/test_e2e_*.py): the real `arena` CLI in a
+subprocess, tournament configs written under a test's tmp_path, and readers for what a run
+leaves behind (the SQLite database, replay files).
+
+Nothing here writes into the repository: every config puts its database, replays and logs next
+to itself, under tmp_path. Bots are given by absolute path, so the CLI may run in any folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+TEST_BOTS = REPO / "tests" / "bots"
+SAMPLE_BOTS = REPO / "sample_bots"
+ARENA = Path(sys.executable).parent / "arena"
+JS_BOT = SAMPLE_BOTS / "js_random" / "bot.js"
+HEURISTIC_BOT = SAMPLE_BOTS / "heuristic_bot.py"
+ALL_VARIANTS = ("argentine-1v1", "argentine-2v2", "mineiro-1v1", "mineiro-2v2")
+# Short matches: one Argentine chico to 15 (Mineiro games are always to 12).
+SHORT = {"target": 15, "chicos": 1}
+CLI_TIMEOUT = 240  # seconds: a hung run fails the test instead of hanging the suite
+
+
+def python_bot(path: Path, *args: str) -> list[str]:
+    """The command of a Python bot (the referee runs `python` as its own interpreter)."""
+    return ["python", str(path), *args]
+
+
+def bot_cmd(name: str) -> list[str]:
+    """The command of one of the bots in tests/bots/ (`bot_cmd("silent")`)."""
+    return python_bot(TEST_BOTS / f"{name}.py")
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        return json.dumps(value)  # a TOML basic string
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    raise TypeError(f"no TOML for {value!r}")
+
+
+def write_config(
+    folder: Path,
+    *,
+    name: str,
+    bots: Mapping[str, Sequence[str]],
+    variants: Sequence[str] = ALL_VARIANTS,
+    options: Mapping[str, Mapping[str, Any]] | None = None,
+    games: int = 1,
+    concurrency: int = 4,
+    decision_ms: int = 1000,
+    max_strikes: int = 3,
+    seed: int = 2026,
+    extra: str = "",
+) -> Path:
+    """Write `folder/<name>.toml`; database, replays and logs go in `folder` too."""
+    if options is None:
+        options = {v: SHORT for v in variants if v.startswith("argentine")}
+    lines = [
+        "[tournament]",
+        f"name = {_toml(name)}",
+        f"seed = {seed}",
+        f"games = {games}",
+        f"variants = {_toml(list(variants))}",
+        f"concurrency = {concurrency}",
+        'database = "arena.db"',
+        'replays = "replays"',
+        'logs = "logs"',
+        "",
+        "[time_control]",
+        f"decision_ms = {decision_ms}",
+        "",
+        "[faults]",
+        f"max_strikes = {max_strikes}",
+        "",
+    ]
+    for variant, opts in options.items():
+        lines.append(f"[options.{variant}]")
+        lines.extend(f"{key} = {_toml(value)}" for key, value in opts.items())
+        lines.append("")
+    for bot_name, command in bots.items():
+        lines += ["[[bot]]", f"name = {_toml(bot_name)}", f"command = {_toml(list(command))}", ""]
+    path = folder / f"{name}.toml"
+    path.write_text("\n".join(lines) + extra, encoding="utf-8")
+    return path
+
+
+def arena(
+    *args: str | Path, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run the `arena` CLI to completion; stdout and stderr captured as text. (No bytecode
+    written: the bots it launches import from the repository, which the tests leave alone.)"""
+    full_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **(env or {})}
+    return subprocess.run(
+        [str(ARENA), *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=False,
+    )
+
+
+def explain(run: subprocess.CompletedProcess[str]) -> str:
+    """Both outputs of a run, for assertion messages."""
+    return f"exit {run.returncode}\n--- stdout\n{run.stdout}\n--- stderr\n{run.stderr}"
+
+
+def flat(text: str) -> str:
+    """`text` with every run of whitespace made one space (rich wraps long lines)."""
+    return " ".join(text.split())
+
+
+def stored_matches(database: Path) -> list[dict[str, Any]]:
+    """Every row of the matches table, as dicts, in id order."""
+    with closing(sqlite3.connect(database)) as db:
+        db.row_factory = sqlite3.Row
+        rows = db.execute("SELECT * FROM matches ORDER BY id").fetchall()
+        return [dict(row) for row in rows]
+
+
+def safe(text: str) -> str:
+    """How the runner turns a match id into a file name (runner._safe)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def expected_ids(
+    tournament: str, bots: Iterable[str], variants: Iterable[str], games: int
+) -> set[str]:
+    """The match ids of a round robin: every pair, every variant, `games` times."""
+    names = list(bots)
+    return {
+        f"{tournament}:{variant}:{a}-{b}:{k}"
+        for variant in variants
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        for k in range(games)
+    }
+
+
+def read_replay(path: Path) -> list[dict[str, Any]]:
+    """The lines of a replay file."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
