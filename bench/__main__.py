@@ -12,12 +12,14 @@ import platform
 import sys
 from collections.abc import Callable
 
-from bench import raw_pingpong
+from bench import raw_pingpong, referee_path, rules_speed
 
 Rows = list[dict[str, object]]
 
 PARTS: dict[str, Callable[[float], Rows]] = {
+    "rules_speed": rules_speed.part,
     "raw_pingpong": raw_pingpong.part,
+    "referee_path": referee_path.part,
 }
 
 
