@@ -30,7 +30,7 @@ import trio
 
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
-from arena.referee import Answer, DecisionRequest, run_match
+from arena.referee import DecisionRequest, run_match
 from arena.rpc import convert
 from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
 from arena.rules import Match
