@@ -229,9 +229,25 @@ def test_stacked_deals_are_checked() -> None:
 
 
 def test_scores_must_match_the_teams() -> None:
-    """Starting scores need one entry per team."""
+    """Starting scores need one entry per team, each below the target (a side at the target
+    has already won the game, RULES.md §4.1, §5)."""
     with pytest.raises(ValueError, match="scores needs 2 entries"):
         Match("argentine-2v2", scores=(1, 2, 3))
+    with pytest.raises(ValueError, match=re.escape("must each be 0..11")):
+        Match("mineiro-1v1", scores=(12, 0))
+    with pytest.raises(ValueError, match=re.escape("must each be 0..14")):
+        Match("argentine-1v1", {"target": 15}, scores=(0, 15))
+    with pytest.raises(ValueError, match="must each be"):
+        Match("argentine-1v1", scores=(-1, 0))
+    assert Match("argentine-1v1", scores=(29, 29)).scores == [29, 29]
+
+
+def test_dealer_must_be_a_seat() -> None:
+    """A stacked first dealer must be one of the variant's seats (RULES.md §1)."""
+    with pytest.raises(ValueError, match=re.escape("dealer 2 is not a seat (0..1)")):
+        Match("mineiro-1v1", dealer=2)
+    with pytest.raises(ValueError, match="dealer -1"):
+        Match("argentine-2v2", dealer=-1)
 
 
 def test_illegal_action_error_names_the_action_and_the_legal_set() -> None:
@@ -325,9 +341,22 @@ def _tamper_deal(record: MatchRecord) -> MatchRecord:
     return dataclasses.replace(record, hands=tuple(hands))
 
 
+def _tamper_duplicate_card(record: MatchRecord) -> MatchRecord:
+    hands = list(record.hands)
+    deal = hands[1].deal
+    hands[1] = dataclasses.replace(hands[1], deal=(deal[0], (deal[0][0], *deal[1][1:])))
+    return dataclasses.replace(record, hands=tuple(hands))
+
+
+def _tamper_variant(record: MatchRecord) -> MatchRecord:
+    return dataclasses.replace(record, variant="argentine-9v9")
+
+
 @pytest.mark.parametrize(
     ("tamper", "says"),
     [
+        (_tamper_duplicate_card, "game 0 hand 0: deal for game 0 hand 1: dealt twice"),
+        (_tamper_variant, "cannot start a match: unknown variant 'argentine-9v9'"),
         (_tamper_award, "awards"),
         (_tamper_move, "illegal action vale cuatro"),
         (_tamper_truncate, "game 0 hand"),
@@ -336,8 +365,8 @@ def _tamper_deal(record: MatchRecord) -> MatchRecord:
     ],
 )
 def test_tampered_record_raises(tamper: Callable[[MatchRecord], MatchRecord], says: str) -> None:
-    """A record whose awards, actions, result or deal were changed does not replay: replay raises
-    ReplayMismatchError naming where it differs (RULES.md §6)."""
+    """A record whose awards, actions, result, deals or variant were changed does not replay:
+    replay raises ReplayMismatchError naming where it differs (RULES.md §6)."""
     match = play_out(Match("argentine-1v1", {"chicos": 1, "target": 15}, seed=2), 2)
     record = match.record()
     with pytest.raises(ReplayMismatchError, match=says):

@@ -15,7 +15,8 @@ record against the rule tables, independently of the engine's own bookkeeping:
 - the record replays to the same result (RULES.md §6);
 - no `view(seat)` ever holds a card that seat may not know: other seats' unplayed cards, its
   own cards in a blind iron hand, partner cards outside a Mineiro hand of ten for the side at
-  ten (RULES.md §4.8, §5.2, §5.3).
+  ten (RULES.md §4.8, §5.2, §5.3); events hold only played cards and, at the end of a hand,
+  the envido winner's envido cards (§4.4).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from arena.rules import (
     AwardReason,
     Card,
     Deal,
+    Event,
     Match,
     SeatView,
     Suit,
@@ -114,7 +116,7 @@ def _choose(rng: random.Random, legal: tuple[Action, ...], lean: float) -> Actio
 _FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _cards_in(view: SeatView) -> list[Card]:
+def _cards_in(view: object) -> list[Card]:
     """Every Card anywhere inside a view (dataclasses, tuples), so that a field added later
     cannot leak unseen. Moves, plays and actions, the bulk of a view, take a short cut."""
     found: list[Card] = []
@@ -150,7 +152,7 @@ def _cards_in(view: SeatView) -> list[Card]:
     return found
 
 
-def _check_views(match: Match) -> None:
+def _check_views(match: Match) -> list[SeatView]:
     """No seat's view holds a card it may not know (RULES.md §4.8, §5.2, §5.3). Who is at ten
     is worked out here from the scores (Mineiro scores only change between hands)."""
     hand = match.hand
@@ -158,8 +160,8 @@ def _check_views(match: Match) -> None:
     at_ten = [t for t in (0, 1) if match.family == "mineiro" and match.scores[t] >= 10]
     blind = len(at_ten) == 2 and match.options.blind_iron_hand
     assert hand.blind == blind
-    for seat in range(match.num_seats):
-        view = match.view(seat)
+    views = [match.view(seat) for seat in range(match.num_seats)]
+    for seat, view in enumerate(views):
         team = match.team_of[seat]
         known = set(played)
         if not blind:
@@ -180,6 +182,26 @@ def _check_views(match: Match) -> None:
             assert view.legal_actions == match.legal_actions()
         else:
             assert view.legal_actions == ()
+    return views
+
+
+def _check_events(events: tuple[Event, ...], hand: Any, envidos: list[EnvidoOutcome]) -> None:
+    """Events carry only public cards (RULES.md §4.8): cards played in the hand, and at its end
+    the envido winner's envido cards (§4.4), which make exactly the winning value."""
+    played = {p.card for t in hand.tricks for p in t.plays} | {p.card for p in hand.current}
+    for event in events:
+        body = event.body
+        if isinstance(body, HandEndEvent):
+            won = [o.winner for o in envidos if o.winner is not None]
+            revealed = body.summary.revealed
+            assert [seat for seat, _ in revealed] == won
+            for seat, shown in revealed:
+                assert set(shown) <= set(hand.dealt[seat])
+                assert envido_value(shown) == envido_value(hand.dealt[seat])
+            summary = dataclasses.replace(body.summary, revealed=())
+            assert all(c in played for c in _cards_in(summary))
+        else:
+            assert all(c in played for c in _cards_in(body))
 
 
 def _trick_winner(trick: Trick, team_of: tuple[int, ...]) -> int | None:
@@ -357,7 +379,7 @@ def _play_match(
         legal = match.legal_actions()
         assert legal
         assert [a.kind for a in legal] == sorted(a.kind for a in legal)
-        _check_views(match)
+        views = _check_views(match)
         seat = match.to_act
         assert seat is not None
         action = _choose(rng, legal, lean)
@@ -365,7 +387,7 @@ def _play_match(
         before = {
             "seat": seat,
             "action": action,
-            "view": match.view(seat),
+            "view": views[seat],
             "scores": tuple(match.scores),
             "folded": set(hand.folded),
             "dealt": hand.dealt,
@@ -379,6 +401,10 @@ def _play_match(
         events = match.apply(action)
         if action.kind is K.FOLD:
             folded.add(seat)
+        envidos_so_far = envidos + [
+            e.body.outcome for e in events if isinstance(e.body, EnvidoEvent)
+        ]
+        _check_events(events, hand, envidos_so_far)
         for event in events:
             body = event.body
             if isinstance(body, EnvidoEvent):

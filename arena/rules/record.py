@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from arena.errors import IllegalActionError, ReplayMismatchError
+from arena.errors import ReplayMismatchError
 from arena.rules.cards import Card
 from arena.rules.variants import Options
 from arena.rules.views import Award, HandSummary, MatchResult, Move
@@ -51,14 +51,17 @@ def replay(record: MatchRecord) -> Match:
     from arena.rules.state import Match
 
     deals = {(h.game_number, h.hand_number): h.deal for h in record.hands}
-    match = Match(
-        record.variant,
-        record.options,
-        record.seed,
-        dealer=record.first_dealer,
-        scores=record.initial_scores,
-        deals=deals,
-    )
+    try:
+        match = Match(
+            record.variant,
+            record.options,
+            record.seed,
+            dealer=record.first_dealer,
+            scores=record.initial_scores,
+            deals=deals,
+        )
+    except ValueError as exc:  # unknown variant, bad scores, dealer or first deal
+        raise ReplayMismatchError(f"the record cannot start a match: {exc}") from exc
     for hand in record.hands:
         where = f"game {hand.game_number} hand {hand.hand_number}"
         if (match.game_number, match.hand_number) != (hand.game_number, hand.hand_number):
@@ -72,7 +75,7 @@ def replay(record: MatchRecord) -> Match:
                 )
             try:
                 match.apply(move.action)
-            except IllegalActionError as exc:
+            except ValueError as exc:  # an illegal action, or a bad deal for the next hand
                 raise ReplayMismatchError(f"{where}: {exc}") from exc
         replayed = match.record().hands
         mine = next(

@@ -145,6 +145,14 @@ class Match:
         self.scores = list(scores) if scores is not None else [0] * self.num_teams
         if len(self.scores) != self.num_teams:
             raise ValueError(f"scores needs {self.num_teams} entries, got {len(self.scores)}")
+        target = self.options.target
+        if not all(0 <= score < target for score in self.scores):
+            raise ValueError(
+                f"starting scores {tuple(self.scores)} must each be 0..{target - 1} "
+                f"(a side at {target} has already won the game)"
+            )
+        if dealer is not None and not 0 <= dealer < self.num_seats:
+            raise ValueError(f"dealer {dealer} is not a seat (0..{self.num_seats - 1})")
         self.games_won = [0] * self.num_teams
         self.points = [0] * self.num_teams
         self.games: list[GameResult] = []
