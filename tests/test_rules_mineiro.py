@@ -176,7 +176,8 @@ def test_hand_of_ten_played_is_worth_4_without_truco() -> None:
         assert not RAISES & set(kinds(match))
         run(match, step)
     assert last_awards(match) == (award(0, 4, AwardReason.HAND),)
-    assert match.is_over
+    assert match.result is not None
+    assert match.result.games == (GameResult(0, 0, (14, 3)),)  # not capped: docs/RULINGS.md R3
 
 
 def test_hand_of_ten_won_by_the_other_side_is_worth_4() -> None:
