@@ -254,3 +254,62 @@ def test_same_seed_same_match() -> None:
     b, _, _ = play("argentine-2v2", [first_legal] * 4, seed=11)
     assert [(d.seat, d.action) for d in a.decisions] == [(d.seat, d.action) for d in b.decisions]
     assert a.outcome == b.outcome
+
+
+class Reconnecting(LocalLink):
+    """Drops on its `drop_at`-th request; comes back after `back_after` seconds (or never)."""
+
+    def __init__(self, drop_at: int, back_after: float | None) -> None:
+        super().__init__("flaky", first_legal)
+        self.drop_at = drop_at
+        self.back_after = back_after
+        self.reconnects = 0
+
+    async def ask(self, request: DecisionRequest) -> Answer:
+        if len(self.requests) + 1 == self.drop_at and self.reconnects == 0:
+            self.requests.append(request)
+            raise BotDisconnected("dropped")
+        return await super().ask(request)
+
+    async def reconnect(self) -> None:
+        if self.back_after is None:
+            await trio.sleep_forever()
+        await trio.sleep(self.back_after)
+        self.reconnects += 1
+
+
+def run_links(links: list[Any], policy: FaultPolicy) -> tuple[MatchReport, float]:
+    out: dict[str, Any] = {}
+
+    async def main() -> None:
+        game = Match("argentine-1v1", {"target": 15, "chicos": 1}, 3)
+        out["report"] = await run_match("m", game, links, policy=policy)
+        out["time"] = trio.current_time()
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    return out["report"], out["time"]
+
+
+def test_reconnect_within_the_window_continues_the_match() -> None:
+    """A seat that drops and comes back within reconnect_ms is asked the same decision again
+    and the match ends normally."""
+    flaky = Reconnecting(drop_at=3, back_after=2.0)
+    report, elapsed = run_links(
+        [LocalLink("a", first_legal), flaky], FaultPolicy(reconnect_ms=5000)
+    )
+    assert report.outcome.termination is Termination.NORMAL
+    assert flaky.reconnects == 1
+    assert flaky.requests[2].view == flaky.requests[3].view  # the same decision, re-asked
+    assert flaky.requests[2].request_id != flaky.requests[3].request_id
+    assert elapsed >= 2.0
+
+
+def test_no_reconnect_within_the_window_is_a_disconnect() -> None:
+    """A seat that does not come back within reconnect_ms forfeits with DISCONNECT."""
+    report, elapsed = run_links(
+        [LocalLink("a", first_legal), Reconnecting(drop_at=2, back_after=None)],
+        FaultPolicy(reconnect_ms=3000),
+    )
+    assert report.outcome.termination is Termination.DISCONNECT
+    assert report.outcome.faulty_seat == 1
+    assert elapsed == pytest.approx(3.0)

@@ -244,3 +244,114 @@ def test_health_and_reflection_are_served() -> None:
     run(test)
 
 
+
+
+def test_message_flood_closes_the_connection() -> None:
+    """A connection sending more messages per second than allowed gets RATE_LIMITED, its
+    stream ends with RESOURCE_EXHAUSTED, and its seats count as disconnected."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_messages_per_second = 50
+        hub.admit("tok", "bot")
+        client = Client(port)
+        client.hello("tok")
+        await client.receive()
+        conn = await hub.connection_for("tok")
+        for i in range(500):
+            client.send(action_reply(f"x{i}", "m", 0, 0))
+        codes = []
+        status = None
+        while status is None:
+            try:
+                codes.append((await client.receive()).error.code)
+            except grpc.RpcError as exc:
+                status = exc.code()
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert pb.ERROR_CODE_RATE_LIMITED in codes
+        with trio.fail_after(5):
+            await conn.closed.wait()
+        assert "flood" in conn.close_reason
+        with pytest.raises(BotDisconnected):
+            await conn.link("m", 0).ask(request_for(Match("argentine-1v1")))
+        client.close()
+
+    run(test)
+
+
+def test_connections_per_token_are_capped() -> None:
+    """Beyond the cap, a further connection with the same token is refused."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_connections_per_token = 2
+        hub.admit("tok", "bot")
+        clients = [Client(port) for _ in range(3)]
+        for client in clients[:2]:
+            client.hello("tok")
+            assert (await client.receive()).WhichOneof("body") == "welcome"
+        clients[2].hello("tok")
+        refused = await clients[2].receive()
+        assert refused.error.code == pb.ERROR_CODE_TOO_MANY_CONNECTIONS
+        assert await clients[2].status() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for client in clients:
+            client.close()
+
+    run(test)
+
+
+def test_a_dropped_seat_moves_to_the_bots_new_connection() -> None:
+    """After a disconnect, `reconnect` waits for a new connection with the same token and
+    re-sends the match start there; the next request goes to the new connection."""
+
+    async def test(hub: Hub, port: int) -> None:
+        from arena.referee import MatchStart, TimeControl
+
+        hub.admit("tok", "bot")
+        first = Client(port)
+        first.hello("tok")
+        await first.receive()
+        conn = await hub.connection_for("tok")
+        match = Match("argentine-1v1", seed=4)
+        request = request_for(match)
+        link = conn.link("m1", request.seat)
+        await link.start(MatchStart("m1", "argentine-1v1", match.options, request.seat, 0,
+                                    ("a", "b"), match.team_of, TimeControl()))
+        assert (await first.receive()).WhichOneof("body") == "game_started"
+        await trio.to_thread.run_sync(first.close)
+        with trio.fail_after(5):
+            await conn.closed.wait()
+        second = Client(port)
+        second.hello("tok")
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(link.reconnect)
+            assert (await second.receive()).WhichOneof("body") == "welcome"
+            assert (await second.receive()).game_started.match_id == "m1"
+        async with trio.open_nursery() as nursery:
+            answer: list[Answer] = []
+
+            async def ask() -> None:
+                answer.append(await link.ask(request))
+
+            nursery.start_soon(ask)
+            sent = await second.receive()
+            second.send(action_reply(sent.decision.request_id, "m1", request.seat, 1))
+        assert answer == [Answer(action_index=1)]
+        second.close()
+
+    run(test)
+
+
+def test_a_seat_without_reconnect_cannot_come_back() -> None:
+    """A launched bot's seat (reconnect=False) raises BotDisconnected at once."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        client = Client(port)
+        client.hello("tok")
+        await client.receive()
+        conn = await hub.connection_for("tok")
+        link = conn.link("m1", 0, reconnect=False)
+        with pytest.raises(BotDisconnected):
+            await link.reconnect()
+        client.close()
+
+    run(test)

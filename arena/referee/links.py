@@ -75,5 +75,9 @@ class SeatLink(Protocol):
     def tell(self, item: Event | HandSummary) -> None:
         """Pass on an event or hand summary the seat may see (never blocks)."""
 
+    async def reconnect(self) -> None:
+        """After `BotDisconnected`: wait for the bot to come back (the referee bounds the
+        wait) and re-send it the match start; raise `BotDisconnected` if it never can."""
+
     async def finish(self, outcome: Outcome) -> None:
         """Tell the seat its match is over."""

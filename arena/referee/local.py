@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 
+from arena.errors import BotDisconnected
 from arena.referee.links import Answer, DecisionRequest, MatchStart
 from arena.referee.outcome import Outcome
 from arena.rules import Event, HandSummary
@@ -44,6 +45,9 @@ class LocalLink:
 
     def tell(self, item: Event | HandSummary) -> None:
         self.told.append(item)
+
+    async def reconnect(self) -> None:
+        raise BotDisconnected(f"{self._name} cannot reconnect: it is in-process")
 
     async def finish(self, outcome: Outcome) -> None:
         self.outcome = outcome

@@ -38,9 +38,13 @@ log = structlog.get_logger("arena.referee")
 
 @dataclass(frozen=True, slots=True)
 class FaultPolicy:
-    """How many faults a seat may make before its side forfeits (1 = forfeit at the first)."""
+    """How many faults a seat may make before its side forfeits (1 = forfeit at the first),
+    and how long a seat whose connection dropped may take to reconnect (0 = forfeit at once;
+    the wait applies to bots that can reconnect: remote bots, not launched ones)."""
 
     max_strikes: int = 3
+    reconnect_ms: int = 0
+    max_reconnects: int = 3  # per seat per match: a bot cannot stall a match by flapping
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,7 @@ async def run_match(
         raise ValueError(f"{game.variant.name} needs {n} seats, got {len(links)} links")
     names = tuple(link.bot_name for link in links)
     strikes = [0] * n
+    reconnects = [0] * n
     bank = [tc.bank_ms] * n
     decisions: list[Decision] = []
     started = time.time()
@@ -147,6 +152,11 @@ async def run_match(
                 with trio.move_on_after(allowed_ms / 1000) as scope:
                     answer = await links[seat].ask(request)
             except BotDisconnected as exc:
+                reconnects[seat] += 1
+                if reconnects[seat] <= policy.max_reconnects and await _reconnected(
+                    links[seat], policy, seat
+                ):
+                    continue  # ask again, with a fresh deadline and the current view
                 ending = (Termination.DISCONNECT, seat, str(exc) or "connection lost")
                 break
             except ProtocolViolation as exc:
@@ -210,6 +220,21 @@ async def run_match(
         for link in links:
             await link.finish(outcome)
     return report
+
+
+async def _reconnected(link: SeatLink, policy: FaultPolicy, seat: int) -> bool:
+    """Give a dropped seat `policy.reconnect_ms` to come back."""
+    if policy.reconnect_ms <= 0:
+        return False
+    log.warning("seat_disconnected", seat=seat, reconnect_ms=policy.reconnect_ms)
+    with trio.move_on_after(policy.reconnect_ms / 1000):
+        try:
+            await link.reconnect()
+        except BotDisconnected:
+            return False
+        log.info("seat_back", seat=seat)
+        return True
+    return False
 
 
 def _outcome(

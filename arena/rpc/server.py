@@ -72,14 +72,20 @@ class Connection:
     token: str
     hello_name: str
     hello_version: str
+    hub: Hub | None = None
+    max_rate: float = 500.0  # messages per second, sustained
+    burst: float = 1000.0  # messages allowed in a burst
     closed: trio.Event = field(default_factory=trio.Event)
     close_reason: str = ""
     _waiting: dict[str, _Waiting] = field(default_factory=dict)
     _expired: OrderedDict[str, str] = field(default_factory=OrderedDict)  # request id -> why
 
-    def link(self, match_id: str, seat: int, bot_name: str | None = None) -> RemoteSeatLink:
-        """The seat `seat` of match `match_id`, played over this connection."""
-        return RemoteSeatLink(self, match_id, seat, bot_name or self.bot_name)
+    def link(
+        self, match_id: str, seat: int, bot_name: str | None = None, *, reconnect: bool = True
+    ) -> RemoteSeatLink:
+        """The seat `seat` of match `match_id`, played over this connection. With `reconnect`,
+        the seat may move to a later connection with the same token (see `reconnect`)."""
+        return RemoteSeatLink(self, match_id, seat, bot_name or self.bot_name, reconnect)
 
     def send(self, message: Any) -> None:
         """Queue a message; a connection that cannot keep up is closed."""
@@ -107,13 +113,30 @@ class Connection:
             self._expired.popitem(last=False)
 
     async def read_loop(self) -> None:
-        """Route every answer to its request until the stream ends."""
+        """Route every answer to its request until the stream ends or the bot floods it.
+
+        The flood limit is a token bucket of `burst` messages refilled at `max_rate` per
+        second (a wire limit, like gRPC's message size and keepalive)."""
+        allowance, last = self.burst, trio.current_time()
         try:
             while True:
                 message = await self.stream.receive()
+                now = trio.current_time()
+                allowance = min(self.burst, allowance + (now - last) * self.max_rate)
+                last = now
+                if allowance < 1:
+                    await self._flooded()
+                    return
+                allowance -= 1
                 self._on_message(message)
         except StreamClosed as exc:
             self._gone(exc.reason or "stream closed")
+
+    async def _flooded(self) -> None:
+        text = f"more than {self.max_rate:g} messages per second: the stream is closed"
+        self.send(_error(pb.ERROR_CODE_RATE_LIMITED, text))
+        self._gone(f"message flood ({text})")
+        await self.stream.aclose(grpc.StatusCode.RESOURCE_EXHAUSTED, text)
 
     def _on_message(self, message: Any) -> None:
         body = message.WhichOneof("body")
@@ -194,22 +217,38 @@ class Connection:
 class RemoteSeatLink:
     """A `SeatLink` over a bot connection."""
 
-    def __init__(self, conn: Connection, match_id: str, seat: int, bot_name: str) -> None:
+    def __init__(
+        self, conn: Connection, match_id: str, seat: int, bot_name: str, reconnect: bool = True
+    ) -> None:
         self.conn = conn
         self.match_id = match_id
         self.seat = seat
         self._name = bot_name
         self._deck: Any = None
+        self._can_reconnect = reconnect and conn.hub is not None
+        self._started: Any = None
 
     @property
     def bot_name(self) -> str:
         return self._name
 
+    async def reconnect(self) -> None:
+        """Wait for the bot to connect again with the same token, move the seat there, and
+        re-send its match start (the referee then re-sends the pending request with the
+        current view). The referee bounds the wait; without a hub, or for a launched bot's
+        one-off token, the seat cannot come back."""
+        hub = self.conn.hub
+        if not self._can_reconnect or hub is None:
+            raise BotDisconnected(f"{self._name}: {self.conn.close_reason}")
+        self.conn = await hub.connection_for(self.conn.token)  # a live one: not the old
+        log.info("seat_reconnected", bot=self._name, match_id=self.match_id, seat=self.seat)
+        if self._started is not None:
+            self.conn.send(self._started)
+
     async def start(self, start: MatchStart) -> None:
         self._deck = convert.deck_of(start.variant)
         tc = start.time_control
-        self.conn.send(
-            pb.ServerMessage(
+        self._started = pb.ServerMessage(
                 game_started=pb.GameStarted(
                     match_id=start.match_id,
                     variant=start.variant,
@@ -226,7 +265,7 @@ class RemoteSeatLink:
                     ),
                 )
             )
-        )
+        self.conn.send(self._started)
 
     async def ask(self, request: DecisionRequest) -> Answer:
         message = pb.ServerMessage(
@@ -270,8 +309,16 @@ class RemoteSeatLink:
 class Hub:
     """Admits connections by token and hands them to whoever waits for that token."""
 
-    def __init__(self, *, hello_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        *,
+        hello_timeout: float = 10.0,
+        max_connections_per_token: int = 4,
+        max_messages_per_second: float = 500.0,
+    ) -> None:
         self.hello_timeout = hello_timeout
+        self.max_connections_per_token = max_connections_per_token
+        self.max_messages_per_second = max_messages_per_second
         self._tokens: dict[str, str] = {}  # token -> bot name
         self._connections: dict[str, list[Connection]] = {}
         self._changed = trio.Event()
@@ -355,7 +402,20 @@ class Hub:
                                    "unknown token: use the token the organiser gave you",
                                    grpc.StatusCode.UNAUTHENTICATED)
                 return None
-            conn = Connection(stream, name, hello.token, hello.bot_name, hello.bot_version)
+            live = [c for c in self._connections.get(hello.token, []) if not c.closed.is_set()]
+            if len(live) >= self.max_connections_per_token:
+                await self._refuse(
+                    stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
+                    f"this token already has {len(live)} open connections "
+                    f"(at most {self.max_connections_per_token})",
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                )
+                return None
+            conn = Connection(
+                stream, name, hello.token, hello.bot_name, hello.bot_version, hub=self,
+                max_rate=self.max_messages_per_second,
+                burst=2 * self.max_messages_per_second,
+            )
             conn.send(
                 pb.ServerMessage(
                     welcome=pb.Welcome(

@@ -18,6 +18,7 @@
 
     [faults]
     max_strikes = 3                 # 1 = forfeit at the first fault
+    reconnect_ms = 10000            # a remote bot that drops may come back within this
 
     [limits]                        # per launched bot process; 0 = no limit
     cpu_seconds = 300
@@ -165,8 +166,11 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
     )
     faults = raw.get("faults", {})
-    _check_keys(faults, {"max_strikes"}, "faults")
-    policy = FaultPolicy(max_strikes=_int(faults, "max_strikes", "faults", 3, 1))
+    _check_keys(faults, {"max_strikes", "reconnect_ms"}, "faults")
+    policy = FaultPolicy(
+        max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
+        reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
+    )
     limits_raw = raw.get("limits", {})
     _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files"}, "limits")
     defaults = BotLimits()

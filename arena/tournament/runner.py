@@ -200,7 +200,8 @@ class TournamentRunner:
         finally:
             if bot.launched:
                 self.hub.revoke(token)  # one-off: nobody else gets in with it
-        return _Seat(conn.link(pairing.match_id, seat, bot.name), conn, process)
+        link = conn.link(pairing.match_id, seat, bot.name, reconnect=not bot.launched)
+        return _Seat(link, conn, process)
 
     async def _await_connection(
         self, bot: BotSpec, token: str, process: SeatProcess | None, seat: int

@@ -30,6 +30,8 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_CODE_DUPLICATE_ANSWER: _ClassVar[ErrorCode]
     ERROR_CODE_TIMEOUT: _ClassVar[ErrorCode]
     ERROR_CODE_INTERNAL: _ClassVar[ErrorCode]
+    ERROR_CODE_RATE_LIMITED: _ClassVar[ErrorCode]
+    ERROR_CODE_TOO_MANY_CONNECTIONS: _ClassVar[ErrorCode]
 
 class Suit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -96,6 +98,8 @@ ERROR_CODE_NOT_YOUR_SEAT: ErrorCode
 ERROR_CODE_DUPLICATE_ANSWER: ErrorCode
 ERROR_CODE_TIMEOUT: ErrorCode
 ERROR_CODE_INTERNAL: ErrorCode
+ERROR_CODE_RATE_LIMITED: ErrorCode
+ERROR_CODE_TOO_MANY_CONNECTIONS: ErrorCode
 SUIT_UNSPECIFIED: Suit
 SUIT_SWORDS: Suit
 SUIT_CLUBS: Suit
