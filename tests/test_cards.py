@@ -164,14 +164,15 @@ def test_envido_cards(hand: str, shown: str) -> None:
 
 @pytest.mark.parametrize("deck", list(Deck))
 def test_notation_round_trips_every_card(deck: Deck) -> None:
-    """Every card of both decks prints in its deck's notation and parses back (cards.py)."""
+    """Every card of both decks (RULES.md §2) prints in its deck's notation and parses back."""
     for c in full_deck(deck):
         assert parse_card(str(c), deck) == c
         assert parse_card(str(c).upper(), deck) == c  # letters are case-insensitive
 
 
 def test_spanish_notation() -> None:
-    """Spanish notation is <rank><suit>, suits e/b/o/c (espadas, bastos, oros, copas)."""
+    """Spanish notation is <rank><suit>, ranks 1-7 10 11 12, suits e/b/o/c (espadas, bastos,
+    oros, copas; RULES.md §2)."""
     s = Deck.SPANISH
     assert parse_cards("1e 7o 12b 10c", s) == (
         Card(s, Suit.SWORDS, 1),
@@ -219,7 +220,8 @@ def test_brazilian_notation() -> None:
     ],
 )
 def test_bad_notation_is_a_clear_error(text: str, deck: Deck, says: str) -> None:
-    """Bad notation raises NotationError (a ValueError) naming the bad card and what is valid."""
+    """Bad notation raises NotationError (a ValueError) naming the bad card and what is valid:
+    only the ranks and suits of the two 40-card decks exist (RULES.md §2)."""
     with pytest.raises(NotationError) as caught:
         parse_card(text, deck)
     assert says in str(caught.value)
@@ -228,19 +230,20 @@ def test_bad_notation_is_a_clear_error(text: str, deck: Deck, says: str) -> None
 
 
 def test_notation_error_is_the_package_error() -> None:
-    """`arena.rules.NotationError` is the one from `arena.errors`, a rules error."""
+    """`arena.rules.NotationError` is the one from `arena.errors`, a rules error (STYLE.md
+    "Errors"; the decks of RULES.md §2)."""
     assert NotationError is errors.NotationError
     assert issubclass(NotationError, errors.RulesError)
 
 
 def test_bad_card_in_a_list_is_an_error() -> None:
-    """One bad card in a list fails the whole list (no silent skipping)."""
+    """One bad card in a list fails the whole list, no silent skipping (RULES.md §2 decks)."""
     with pytest.raises(NotationError, match="'9e'"):
         parse_cards("1e 9e 3o", Deck.SPANISH)
 
 
 def test_card_constructor_rejects_ranks_outside_the_deck() -> None:
-    """A Card can only hold a rank of the 40-card decks (1-7, 10, 11, 12)."""
+    """A Card can only hold a rank of the 40-card decks: 1-7, 10, 11, 12 (RULES.md §2)."""
     for rank in (0, 8, 9, 13):
         with pytest.raises(NotationError, match=str(rank)):
             Card(Deck.SPANISH, Suit.SWORDS, rank)

@@ -12,7 +12,7 @@ FORBIDDEN = ("trio", "grpc", "structlog")
 
 def test_importing_rules_pulls_in_no_trio_grpc_or_structlog() -> None:
     """`import arena.rules` in a fresh interpreter leaves trio, grpc and structlog (and any of
-    their submodules) out of sys.modules."""
+    their submodules) out of sys.modules (STYLE.md "Architecture")."""
     code = (
         "import json, sys\n"
         "import arena.rules\n"
@@ -28,7 +28,7 @@ def test_importing_rules_pulls_in_no_trio_grpc_or_structlog() -> None:
 
 def test_rules_submodules_import_alone() -> None:
     """Each rules module imports on its own in a fresh interpreter (no import cycle hides behind
-    the package `__init__`), still without trio, grpc or structlog."""
+    the package `__init__`), still without trio, grpc or structlog (STYLE.md "Architecture")."""
     modules = ("cards", "actions", "variants", "deal", "seeding", "views", "state", "record")
     for name in modules:
         code = (

@@ -69,7 +69,8 @@ def test_default_options() -> None:
 
 
 def test_unknown_variant_lists_the_valid_ones() -> None:
-    """An unknown variant name is an error (a ValueError) that lists every valid name."""
+    """An unknown variant name (RULES.md §4.7, §5 name the variants) is an error, a ValueError,
+    that lists every valid name."""
     with pytest.raises(UnknownVariantError) as caught:
         Match("argentine-3v1")
     message = str(caught.value)
@@ -95,7 +96,8 @@ def test_unknown_variant_lists_the_valid_ones() -> None:
 def test_bad_options_list_the_valid_ones(
     variant: str, options: dict[str, object], says: str
 ) -> None:
-    """An unknown option, or a value it does not allow, is an error that lists what is valid."""
+    """An unknown option, or a value it does not allow, is an error that lists what is valid
+    (the options of RULES.md §3, §4.1, §5.3)."""
     with pytest.raises(UnknownVariantError, match=re.escape(says)):
         Match(variant, options)
 
@@ -215,7 +217,7 @@ def test_match_deals_replay_from_the_seed() -> None:
 
 def test_stacked_deals_are_checked() -> None:
     """A stacked deal must be a real deal: one hand per seat, 3 cards each, the variant's deck,
-    no card twice; otherwise a ValueError says what is wrong."""
+    no card twice (RULES.md §1, §2); otherwise a ValueError says what is wrong."""
     good = (cards("1e 1b 4e"), cards("4b 4o 4c"))
     for deal, says in [
         ((good[0],), "needs 2 hands, got 1"),
@@ -252,7 +254,8 @@ def test_dealer_must_be_a_seat() -> None:
 
 def test_illegal_action_error_names_the_action_and_the_legal_set() -> None:
     """IllegalActionError (a ValueError) names the action, says why, and lists the legal set;
-    the match is unchanged afterwards."""
+    the match is unchanged afterwards. Here: retruco without holding the quiero (RULES.md
+    §4.2)."""
     match = stacked("argentine-1v1", "1e 1b 4e", "4b 4o 4c", dealer=1)
     run(match, "0 truco", "1 quiero")
     before = match.legal_actions()
@@ -269,7 +272,8 @@ def test_illegal_action_error_names_the_action_and_the_legal_set() -> None:
 
 
 def test_illegal_action_error_when_answer_is_owed() -> None:
-    """While a call waits, the error says which seat must answer what."""
+    """While a call waits only its answers are legal (RULES.md §4.2); the error says which seat
+    must answer what."""
     match = stacked("argentine-1v1", "1e 1b 4e", "4b 4o 4c", dealer=1)
     run(match, "0 envido")
     with pytest.raises(IllegalActionError, match="seat 1 must answer envido"):
@@ -277,7 +281,8 @@ def test_illegal_action_error_when_answer_is_owed() -> None:
 
 
 def test_no_action_after_the_match_is_over() -> None:
-    """A finished match has no seat to act and no legal action; applying one is an error."""
+    """A finished match (RULES.md §4.1) has no seat to act and no legal action; applying one
+    is an error."""
     match = stacked("argentine-1v1", "1e 1b 4e", "4b 4o 4c", dealer=1, scores=(29, 0),
                     options={"chicos": 1})
     _win_hand(match)
@@ -288,7 +293,7 @@ def test_no_action_after_the_match_is_over() -> None:
 
 
 def test_view_rejects_unknown_seats() -> None:
-    """`view(seat)` only exists for seats of the variant."""
+    """`view(seat)` only exists for seats of the variant (RULES.md §1)."""
     with pytest.raises(ValueError, match="seat 2 does not exist"):
         Match("argentine-1v1").view(2)
 

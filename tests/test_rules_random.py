@@ -455,7 +455,9 @@ def _check_record(match: Match) -> None:
 @pytest.mark.parametrize(("variant", "options"), CASES)
 def test_random_playouts_keep_the_invariants(variant: str, options: dict[str, Any]) -> None:
     """Seeded random matches of this variant and options finish and keep every invariant listed
-    in the module docstring; across them the random players reach the rules' corners."""
+    in the module docstring (RULES.md §1-§6); across them the random players reach the rules'
+    corners (every award reason of the family, hands of ten, iron hands, chicos ended
+    mid-hand)."""
     family = find_variant(variant).family
     seen: Counter[str] = Counter()
     for seed in range(MATCHES[family]):
