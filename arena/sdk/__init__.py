@@ -9,7 +9,8 @@
     if __name__ == "__main__":
         run(FirstLegal)
 
-`run` dials the referee (``--server`` / ARENA_SERVER), says hello with the token
+`run` dials the referee (``--server`` / ARENA_SERVER; over TLS when ``--tls-ca`` /
+ARENA_TLS_CA names the certificate to trust), says hello with the token
 (``--token`` / ARENA_TOKEN) and plays until the referee ends the stream. It makes one `Bot`
 instance per seat per match, so a bot can keep per-seat state in `self`; one connection may
 hold several seats at once, and each instance sees only its own seat's view. The views and
@@ -97,6 +98,10 @@ def run(
 ) -> int:
     """Play until the referee ends the stream; return a process exit code (0 = clean)."""
     server = server or os.environ.get("ARENA_SERVER", "127.0.0.1:50051")
+    ca_file = os.environ.get("ARENA_TLS_CA")
+    if credentials is None and ca_file:
+        with open(ca_file, "rb") as pem:
+            credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
     token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
     name = name or os.environ.get("ARENA_BOT_NAME", type(bot_factory).__name__)
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
@@ -215,8 +220,18 @@ def main(bot_factory: Callable[[], Bot], argv: Sequence[str] | None = None) -> N
     parser.add_argument("--server", help="referee address host:port (env ARENA_SERVER)")
     parser.add_argument("--token", help="admission token (env ARENA_TOKEN)")
     parser.add_argument("--name", help="bot name (env ARENA_BOT_NAME)")
+    parser.add_argument(
+        "--tls-ca", help="PEM certificate to trust: connect over TLS (env ARENA_TLS_CA)"
+    )
     args: Any = parser.parse_args(argv)
-    sys.exit(run(bot_factory, server=args.server, token=args.token, name=args.name))
+    credentials = None
+    if args.tls_ca:
+        with open(args.tls_ca, "rb") as pem:
+            credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
+    sys.exit(
+        run(bot_factory, server=args.server, token=args.token, name=args.name,
+            credentials=credentials)
+    )
 
 
 __all__ = ["Bot", "MatchInfo", "MatchOver", "main", "run"]

@@ -28,6 +28,10 @@
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
 
+    [tls]                           # optional: serve over TLS (bots get ARENA_TLS_CA)
+    cert = "referee.crt"
+    key = "referee.key"
+
     [[bot]]                         # a bot the referee launches, one process per seat
     name = "random"
     command = ["python", "sample_bots/random_bot.py"]
@@ -82,9 +86,11 @@ class TournamentConfig:
     time_control: TimeControl = field(default_factory=TimeControl)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
     limits: BotLimits = field(default_factory=BotLimits)
+    tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
+    tls_key: Path | None = None  # its PEM private key
 
 
-_TOP = {"tournament", "time_control", "faults", "limits", "options", "bot"}
+_TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
 }
@@ -179,6 +185,17 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         memory_mb=_int(limits_raw, "memory_mb", "limits", defaults.memory_mb, 0),
         open_files=_int(limits_raw, "open_files", "limits", defaults.open_files, 0),
     )
+    tls = raw.get("tls", {})
+    _check_keys(tls, {"cert", "key"}, "tls")
+    tls_cert = tls_key = None
+    if tls:
+        if set(tls) != {"cert", "key"}:
+            raise ConfigError("tls: give both cert and key (PEM files), or leave out [tls]")
+        tls_cert = base / _str(tls, "cert", "tls", "")
+        tls_key = base / _str(tls, "key", "tls", "")
+        for name, path in (("cert", tls_cert), ("key", tls_key)):
+            if not path.is_file():
+                raise ConfigError(f"tls.{name}: file {path} does not exist")
     bots = _bots(raw.get("bot", []), base)
     return TournamentConfig(
         name=_str(t, "name", "tournament", "tournament"),
@@ -195,6 +212,8 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         time_control=tc,
         policy=policy,
         limits=limits,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
     )
 
 

@@ -77,10 +77,13 @@ class SeatProcess:
         bot_name: str,
         log_path: Path,
         limits: BotLimits | None = None,
+        tls_ca: Path | None = None,
     ) -> SeatProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
         env.update(ARENA_SERVER=server, ARENA_TOKEN=token, ARENA_BOT_NAME=bot_name)
+        if tls_ca is not None:
+            env["ARENA_TLS_CA"] = str(tls_ca.resolve())  # the certificate to trust
         with log_path.open("ab") as log_file:
             process = await trio.lowlevel.open_process(
                 argv,

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import grpc
 import structlog
 import trio
 
@@ -96,7 +97,12 @@ class TournamentRunner:
             if not bot.launched:
                 self.hub.admit(bot.token, bot.name)
         limiter = trio.CapacityLimiter(cfg.concurrency)
-        async with serve_referee(self.hub, cfg.listen) as server:
+        credentials = None
+        if cfg.tls_cert is not None and cfg.tls_key is not None:
+            credentials = grpc.ssl_server_credentials(
+                [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
+            )
+        async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
             host = cfg.listen.rsplit(":", 1)[0]
             self.address = f"{host}:{server.port}"
             log.info("tournament_start", tournament=cfg.name, address=self.address,
@@ -185,6 +191,7 @@ class TournamentRunner:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
+                    tls_ca=self.config.tls_cert,
                 )
             except OSError as exc:
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None

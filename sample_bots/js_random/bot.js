@@ -110,7 +110,12 @@ function main() {
     log(`cannot load ${options.proto}: ${err.message} (set ARENA_PROTO or --proto)`);
     return 1;
   }
-  const client = new arena.Referee(options.server, grpc.credentials.createInsecure());
+  // Over TLS when ARENA_TLS_CA names the certificate to trust (the referee sets it when it
+  // serves TLS and launches the bot).
+  const credentials = process.env.ARENA_TLS_CA
+    ? grpc.credentials.createSsl(require("node:fs").readFileSync(process.env.ARENA_TLS_CA))
+    : grpc.credentials.createInsecure();
+  const client = new arena.Referee(options.server, credentials);
   const call = client.Play();
   const seats = new Map(); // "match_id/seat" -> variant, for the seats this connection holds
   let welcomed = false;

@@ -1,0 +1,134 @@
+"""TLS: a tournament served over TLS with launched Python and JavaScript bots, and a plain
+client refused."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import subprocess
+import sys
+from pathlib import Path
+
+import grpc
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+from arena.tournament.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 and localhost, and its key."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "truco-arena-test")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+            ),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = folder / "referee.crt", folder / "referee.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_path, key_path
+
+
+@pytest.mark.e2e
+def test_tournament_over_tls(tmp_path: Path) -> None:
+    """With [tls], the referee serves TLS; launched bots (Python and JS) get ARENA_TLS_CA and
+    play every match to a normal end."""
+    cert, key = make_certificate(tmp_path)
+    config = tmp_path / "tls.toml"
+    config.write_text(
+        f"""
+[tournament]
+name = "tls"
+games = 1
+variants = ["argentine-1v1", "mineiro-1v1"]
+database = "arena.db"
+
+[options.argentine-1v1]
+target = 15
+chicos = 1
+
+[tls]
+cert = "{cert.name}"
+key = "{key.name}"
+
+[[bot]]
+name = "py"
+command = ["python", "{ROOT / 'sample_bots' / 'random_bot.py'}"]
+
+[[bot]]
+name = "js"
+command = ["node", "{ROOT / 'sample_bots' / 'js_random' / 'bot.js'}"]
+"""
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "tournament", str(config), "--no-progress"],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+    rows = Store(tmp_path / "arena.db").matches("tls")
+    assert len(rows) == 2
+    assert {r.termination for r in rows} == {"normal"}
+
+
+def test_plain_client_cannot_talk_to_a_tls_referee(tmp_path: Path) -> None:
+    """A client without TLS gets no answer from a TLS referee (UNAVAILABLE); one that trusts
+    the certificate does."""
+    import trio
+
+    from arena.rpc.server import Hub, serve_referee
+
+    cert, key = make_certificate(tmp_path)
+    credentials = grpc.ssl_server_credentials([(key.read_bytes(), cert.read_bytes())])
+
+    async def main() -> grpc.StatusCode:
+        async with serve_referee(Hub(), credentials=credentials) as server:
+
+            def probe() -> grpc.StatusCode:
+                from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+                plain = grpc.StatusCode.OK
+                with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                    stub = health_pb2_grpc.HealthStub(channel)
+                    try:
+                        stub.Check(health_pb2.HealthCheckRequest(), timeout=3)
+                    except grpc.RpcError as exc:
+                        plain = exc.code()
+                # The same server answers a client that trusts its certificate.
+                with grpc.secure_channel(
+                    f"127.0.0.1:{server.port}",
+                    grpc.ssl_channel_credentials(root_certificates=cert.read_bytes()),
+                ) as channel:
+                    stub = health_pb2_grpc.HealthStub(channel)
+                    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=5)
+                    assert reply.status == health_pb2.HealthCheckResponse.SERVING
+                return plain
+
+            return await trio.to_thread.run_sync(probe)
+
+    assert trio.run(main) == grpc.StatusCode.UNAVAILABLE
