@@ -129,7 +129,8 @@ class Match:
     ) -> None:
         """Start a match. `dealer`, `scores` and `deals` stack the deck for tests, puzzles and
         bug reports: the first hand's dealer, the first game's starting scores, and explicit
-        deals keyed by (game number, hand number); everything else comes from `seed`."""
+        deals keyed by (game number, hand number); everything else comes from `seed`. Each is
+        checked (a seat, scores below the target, real deals) and refused with a ValueError."""
         self.variant = find_variant(variant) if isinstance(variant, str) else variant
         self.options = options if isinstance(options, Options) else self.variant.options(options)
         self.seed = seed
