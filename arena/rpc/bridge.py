@@ -493,7 +493,7 @@ class _AsyncioSide(Generic[InT, OutT]):
             if code == grpc.StatusCode.OK:
                 reason = "the server closed the stream"
             else:
-                reason = f"the stream was aborted ({code.name}: {details})"
+                reason = f"the stream ended with {code.name}: {details}"
                 self._context.set_code(code)
                 self._context.set_details(details)
         except asyncio.CancelledError:
@@ -689,11 +689,14 @@ class GrpcServerThread:
             await self._stop_requested.wait()
         finally:
             self._accepting = False
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + self._grace
             for side in self._live:
                 side.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
             if self._live:
                 await asyncio.wait(self._live.values(), timeout=self._grace)
-            await server.stop(self._grace)
+            # Whatever is still running after the grace period is cancelled.
+            await server.stop(max(0.0, deadline - loop.time()))
 
     def _register(self, server: grpc.aio.Server) -> None:
         by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
