@@ -227,6 +227,7 @@ def test_client_disconnect_is_seen_by_trio(how: str) -> None:
             await stream.aclose()  # closing an ended stream is fine
             if how == "process-killed":
                 await process.wait()
+                assert process.stdout is not None
                 await process.stdout.aclose()
             else:
                 client.close()
