@@ -104,6 +104,8 @@ class TournamentRunner:
             )
         async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
             host = cfg.listen.rsplit(":", 1)[0]
+            if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
+                host = "127.0.0.1"
             self.address = f"{host}:{server.port}"
             log.info("tournament_start", tournament=cfg.name, address=self.address,
                      matches=len(todo), already_done=skipped)
