@@ -356,6 +356,12 @@ class Hub:
         self._changed.set()
         self._changed = trio.Event()
 
+    async def close_all(self, details: str = "the tournament is over") -> None:
+        """End every open connection normally (status OK): no more matches here."""
+        for conns in list(self._connections.values()):
+            for conn in list(conns):
+                await conn.close(details)
+
     async def accept(self, streams: trio.abc.ReceiveChannel[Any]) -> None:
         """Serve every incoming stream (run in a nursery for the server's lifetime)."""
         async with trio.open_nursery() as nursery:

@@ -125,7 +125,8 @@ def run(
     try:
         with channel:
             stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
-            for message in stub.Play(outgoing()):
+            # wait_for_ready: a bot started before the referee waits for it to listen.
+            for message in stub.Play(outgoing(), wait_for_ready=True):
                 reply = _handle(message, seats, bot_factory)
                 if reply is not None:
                     outbox.put(reply)

@@ -30,8 +30,6 @@ from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.tournament")
 
-CONNECT_TIMEOUT = 20.0  # seconds a launched bot has to connect and say hello
-
 
 @dataclass
 class TournamentRun:
@@ -64,14 +62,17 @@ class TournamentRunner:
         *,
         on_match_done: Callable[[Pairing, MatchReport], None] | None = None,
         on_listening: Callable[[str], None] | None = None,
-        connect_timeout: float = CONNECT_TIMEOUT,
+        connect_timeout: float | None = None,
     ) -> None:
         self.config = config
         self.hub = Hub()
         self.store = Store(config.database)
         self.on_match_done = on_match_done
         self.on_listening = on_listening
-        self.connect_timeout = connect_timeout
+        # Seconds a launched bot has to connect and say hello ([faults] connect_ms).
+        self.connect_timeout = (
+            config.connect_ms / 1000 if connect_timeout is None else connect_timeout
+        )
         self.address = ""
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
@@ -114,6 +115,8 @@ class TournamentRunner:
             async with trio.open_nursery() as nursery:
                 for pairing in todo:
                     nursery.start_soon(self._play_limited, limiter, pairing)
+            with trio.move_on_after(5):
+                await self.hub.close_all()  # remote bots see a clean end of stream
         if not self.pending()[0]:
             self.store.finish_tournament(cfg.name)
         return TournamentRun(len(todo), skipped, self.address)

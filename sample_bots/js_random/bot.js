@@ -116,7 +116,8 @@ function main() {
     ? grpc.credentials.createSsl(require("node:fs").readFileSync(process.env.ARENA_TLS_CA))
     : grpc.credentials.createInsecure();
   const client = new arena.Referee(options.server, credentials);
-  const call = client.Play();
+  // waitForReady: a bot started before the referee waits for it to listen.
+  const call = client.Play(new grpc.Metadata(), { waitForReady: true });
   const seats = new Map(); // "match_id/seat" -> variant, for the seats this connection holds
   let welcomed = false;
   let failed = false;

@@ -1,0 +1,88 @@
+"""`arena serve`: a referee that waits for remote bots, which connect with their tokens."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.tournament.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.e2e
+def test_serve_plays_remote_bots_that_connect_with_their_tokens(tmp_path: Path) -> None:
+    """Two remote bots (a Python SDK bot and the JS bot) dial the referee with their tokens;
+    a bot with a wrong token is refused; the round robin completes and is stored."""
+    port = free_port()
+    config = tmp_path / "serve.toml"
+    config.write_text(
+        f"""
+[tournament]
+name = "remote"
+games = 2
+variants = ["argentine-1v1", "mineiro-2v2"]
+listen = "127.0.0.1:{port}"
+
+[options.argentine-1v1]
+target = 15
+chicos = 1
+
+[[bot]]
+name = "py-remote"
+token = "tok-py"
+
+[[bot]]
+name = "js-remote"
+token = "tok-js"
+"""
+    )
+    referee = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", str(config)],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    address = f"127.0.0.1:{port}"
+    assert referee.stderr is not None
+    announced = referee.stderr.readline()  # the first thing it prints: where it listens
+    assert "waiting for bots" in announced, announced
+    bots = [
+        subprocess.Popen(
+            [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+             "--server", address, "--token", "tok-py", "--name", "py"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ),
+        subprocess.Popen(
+            ["node", str(ROOT / "sample_bots" / "js_random" / "bot.js"),
+             "--server", address, "--token", "tok-js", "--name", "js", "--seed", "3"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        ),
+    ]
+    intruder = subprocess.run(
+        [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+         "--server", address, "--token", "wrong"],
+        capture_output=True, text=True, timeout=60,
+    )
+    try:
+        out, err = referee.communicate(timeout=120)
+    finally:
+        referee.kill()
+    assert referee.returncode == 0, err
+    assert "UNAUTHENTICATED" in intruder.stderr
+    rows = Store(tmp_path / "arena.db").matches("remote")
+    assert len(rows) == 4
+    assert {r.termination for r in rows} == {"normal"}
+    assert {r.bot0 for r in rows} == {"py-remote", "js-remote"}
+    assert "py-remote" in out
+    assert "js-remote" in out
+    # The referee ended the remote bots' streams normally: both exit 0.
+    assert [bot.wait(timeout=30) for bot in bots] == [0, 0]
