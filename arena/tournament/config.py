@@ -19,6 +19,7 @@
     [faults]
     max_strikes = 3                 # 1 = forfeit at the first fault
     reconnect_ms = 10000            # a remote bot that drops may come back within this
+    connect_ms = 20000              # a launched bot must connect and say hello within this
 
     [limits]                        # per launched bot process; 0 = no limit
     cpu_seconds = 300
@@ -86,6 +87,7 @@ class TournamentConfig:
     time_control: TimeControl = field(default_factory=TimeControl)
     policy: FaultPolicy = field(default_factory=FaultPolicy)
     limits: BotLimits = field(default_factory=BotLimits)
+    connect_ms: int = 20_000  # a launched bot that has not said hello by then forfeits
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
 
@@ -172,7 +174,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
     )
     faults = raw.get("faults", {})
-    _check_keys(faults, {"max_strikes", "reconnect_ms"}, "faults")
+    _check_keys(faults, {"max_strikes", "reconnect_ms", "connect_ms"}, "faults")
     policy = FaultPolicy(
         max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
@@ -212,6 +214,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         time_control=tc,
         policy=policy,
         limits=limits,
+        connect_ms=_int(faults, "connect_ms", "faults", 20_000, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
     )
