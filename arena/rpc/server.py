@@ -32,7 +32,14 @@ import arena
 from arena.errors import BotDisconnected, ProtocolViolation
 from arena.referee import Answer, DecisionRequest, MatchStart, Outcome
 from arena.rpc import convert
-from arena.rpc.bridge import MessageStream, StreamClosed, StreamRoute, serve_grpc, server_options
+from arena.rpc.bridge import (
+    BadMessage,
+    MessageStream,
+    StreamClosed,
+    StreamRoute,
+    serve_grpc,
+    server_options,
+)
 from arena.rules import Event, HandSummary
 from arena.rules.views import HandEndEvent
 from arena.v1 import arena_pb2 as pb
@@ -129,6 +136,10 @@ class Connection:
                     return
                 allowance -= 1
                 self._on_message(message)
+        except BadMessage as exc:  # nothing more is read: end the stream, say why
+            self.send(_error(pb.ERROR_CODE_MALFORMED, exc.reason))
+            self._gone(exc.reason)
+            await self.stream.aclose(grpc.StatusCode.INVALID_ARGUMENT, exc.reason)
         except StreamClosed as exc:
             self._gone(exc.reason or "stream closed")
 
@@ -386,6 +397,11 @@ class Hub:
         with trio.move_on_after(self.hello_timeout):
             try:
                 first = await stream.receive()
+            except BadMessage as exc:
+                await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,
+                                   f"the first message must be a hello: {exc.reason}",
+                                   grpc.StatusCode.INVALID_ARGUMENT)
+                return None
             except StreamClosed:
                 return None
             if first.WhichOneof("body") != "hello":
