@@ -52,30 +52,39 @@ token = "tok-js"
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     address = f"127.0.0.1:{port}"
-    assert referee.stderr is not None
-    announced = referee.stderr.readline()  # the first thing it prints: where it listens
-    assert "waiting for bots" in announced, announced
-    bots = [
-        subprocess.Popen(
-            [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
-             "--server", address, "--token", "tok-py", "--name", "py"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ),
-        subprocess.Popen(
-            ["node", str(ROOT / "sample_bots" / "js_random" / "bot.js"),
-             "--server", address, "--token", "tok-js", "--name", "js", "--seed", "3"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        ),
-    ]
-    intruder = subprocess.run(
-        [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
-         "--server", address, "--token", "wrong"],
-        capture_output=True, text=True, timeout=60,
-    )
+    bots: list[subprocess.Popen[bytes]] = []
     try:
+        assert referee.stderr is not None
+        announced = referee.stderr.readline()  # the first thing it prints: where it listens
+        assert "waiting for bots" in announced, announced
+        bots = [
+            subprocess.Popen(
+                [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+                 "--server", address, "--token", "tok-py", "--name", "py"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ),
+            subprocess.Popen(
+                ["node", str(ROOT / "sample_bots" / "js_random" / "bot.js"),
+                 "--server", address, "--token", "tok-js", "--name", "js", "--seed", "3"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ),
+        ]
+        intruder = subprocess.run(
+            [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+             "--server", address, "--token", "wrong"],
+            capture_output=True, text=True, timeout=60,
+        )
         out, err = referee.communicate(timeout=120)
+        bot_codes = [bot.wait(timeout=30) for bot in bots]
     finally:
-        referee.kill()
+        for process in [referee, *bots]:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if referee.stderr is not None:
+            referee.stderr.close()
+        if referee.stdout is not None:
+            referee.stdout.close()
     assert referee.returncode == 0, err
     assert "UNAUTHENTICATED" in intruder.stderr
     rows = Store(tmp_path / "arena.db").matches("remote")
@@ -85,4 +94,4 @@ token = "tok-js"
     assert "py-remote" in out
     assert "js-remote" in out
     # The referee ended the remote bots' streams normally: both exit 0.
-    assert [bot.wait(timeout=30) for bot in bots] == [0, 0]
+    assert bot_codes == [0, 0]
