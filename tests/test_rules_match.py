@@ -83,12 +83,20 @@ def test_unknown_variant_lists_the_valid_ones() -> None:
 @pytest.mark.parametrize(
     ("variant", "options", "says"),
     [
-        ("argentine-1v1", {"flor": True}, "no option 'flor'; its options are: target, chicos"),
+        (
+            "argentine-2v2-flor",
+            {"flor": False},
+            "no option 'flor'; its options are: target, chicos, signals, leak",
+        ),
+        ("argentine-gallo", {"gallo": "dealer"}, "allowed: 'rotating', 'fixed'"),
+        ("argentine-3v3", {"pico_until": 20}, "allowed: 25, 15"),
+        ("argentine-4v4", {"signals": "all"}, "allowed: 'team', 'leaky', 'off'"),
+        ("argentine-1v1", {"leak": 0.3}, "allowed: 0.1, 0.25, 0.5"),
         ("argentine-1v1", {"trget": 15}, "its options are: target, chicos"),
         ("argentine-1v1", {"target": 20}, "option 'target' cannot be 20; allowed: 30, 15"),
         ("argentine-1v1", {"target": 15.0}, "allowed: 30, 15"),
         ("argentine-2v2", {"chicos": 2}, "allowed: 3, 1"),
-        ("mineiro-1v1", {"target": 15}, "its options are: blind_iron_hand, all_tied"),
+        ("mineiro-1v1", {"target": 15}, "its options are: blind_iron_hand, all_tied, signals"),
         ("mineiro-2v2", {"all_tied": "mano"}, "allowed: 'dealer', 'nobody'"),
         ("mineiro-2v2", {"blind_iron_hand": 1}, "allowed: False, True"),
     ],
@@ -97,7 +105,7 @@ def test_bad_options_list_the_valid_ones(
     variant: str, options: dict[str, object], says: str
 ) -> None:
     """An unknown option, or a value it does not allow, is an error that lists what is valid
-    (the options of RULES.md §3, §4.1, §5.3)."""
+    (the options of RULES.md §3, §4.1, §4.5, §4.7, §4.9, §5.3)."""
     with pytest.raises(UnknownVariantError, match=re.escape(says)):
         Match(variant, options)
 

@@ -7,8 +7,11 @@ Importing this package must not import trio, grpc or structlog (tests/test_layer
     while not match.is_over:
         seat = match.to_act
         view = match.view(seat)            # what that seat may know
-        match.apply(view.legal_actions[0])
+        match.apply(view.legal_actions[0])  # optionally: signal=Signal(SignalKind.NADA)
     match.result, match.record()
+
+Seats, sides and accounts (who plays with whom in a hand, who scores what) are explained in
+`arena.rules.views` and docs/RULINGS.md.
 """
 
 from arena.errors import IllegalActionError, NotationError, UnknownVariantError
@@ -19,20 +22,32 @@ from arena.rules.cards import (
     Suit,
     envido_cards,
     envido_value,
+    flor_value,
     full_deck,
+    has_flor,
     parse_card,
     parse_cards,
     trick_strength,
 )
 from arena.rules.deal import Deal, deal_cards, first_dealer
 from arena.rules.record import HandRecord, MatchRecord, replay
+from arena.rules.signals import (
+    IllegalSignalError,
+    SeenSignal,
+    SentSignal,
+    Signal,
+    SignalKind,
+)
 from arena.rules.state import Match
 from arena.rules.variants import Options, Variant, find_variant, variant_names
 from arena.rules.views import (
     Award,
     AwardReason,
+    Duel,
+    DuelSummary,
     EnvidoOutcome,
     Event,
+    FlorOutcome,
     GameResult,
     HandSummary,
     MatchResult,
@@ -51,12 +66,16 @@ __all__ = [
     "Card",
     "Deal",
     "Deck",
+    "Duel",
+    "DuelSummary",
     "EnvidoOutcome",
     "Event",
+    "FlorOutcome",
     "GameResult",
     "HandRecord",
     "HandSummary",
     "IllegalActionError",
+    "IllegalSignalError",
     "Match",
     "MatchRecord",
     "MatchResult",
@@ -66,6 +85,10 @@ __all__ = [
     "PendingCall",
     "Play",
     "SeatView",
+    "SeenSignal",
+    "SentSignal",
+    "Signal",
+    "SignalKind",
     "Suit",
     "Trick",
     "UnknownVariantError",
@@ -76,7 +99,9 @@ __all__ = [
     "envido_value",
     "find_variant",
     "first_dealer",
+    "flor_value",
     "full_deck",
+    "has_flor",
     "parse_card",
     "parse_cards",
     "play",

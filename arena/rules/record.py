@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from arena.errors import ReplayMismatchError
 from arena.rules.cards import Card
+from arena.rules.signals import SentSignal
 from arena.rules.variants import Options
 from arena.rules.views import Award, HandSummary, MatchResult, Move
 
@@ -21,7 +22,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class HandRecord:
-    """One hand: its deal (seat 0 first), the actions in order, the awards, the summary."""
+    """One hand: its deal (seat 0 first; the gallo's four cards), the actions in order (with
+    the gallo's discard), the awards, the summary, and the signals sent with the actions (each
+    naming the index of its action in `moves` and every seat it reached)."""
 
     game_number: int
     hand_number: int
@@ -30,6 +33,7 @@ class HandRecord:
     moves: tuple[Move, ...]
     awards: tuple[Award, ...]
     summary: HandSummary
+    signals: tuple[SentSignal, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +72,19 @@ def replay(record: MatchRecord) -> Match:
             raise ReplayMismatchError(
                 f"{where}: the engine is at game {match.game_number} hand {match.hand_number}"
             )
-        for move in hand.moves:
+        signals = {sent.move: sent for sent in hand.signals}
+        for index, move in enumerate(hand.moves):
             if match.to_act != move.seat:
                 raise ReplayMismatchError(
                     f"{where}: seat {move.seat} acted but seat {match.to_act} was to act"
                 )
+            sent = signals.get(index)
+            if sent is not None and sent.seat != move.seat:
+                raise ReplayMismatchError(
+                    f"{where}: a signal of seat {sent.seat} rides on seat {move.seat}'s action"
+                )
             try:
-                match.apply(move.action)
+                match.apply(move.action, None if sent is None else sent.signal)
             except ValueError as exc:  # an illegal action, or a bad deal for the next hand
                 raise ReplayMismatchError(f"{where}: {exc}") from exc
         replayed = match.record().hands
@@ -93,6 +103,8 @@ def replay(record: MatchRecord) -> Match:
                 f"{where}: awards {list(map(str, mine.awards))} "
                 f"!= recorded {list(map(str, hand.awards))}"
             )
+        if mine.signals != hand.signals:
+            raise ReplayMismatchError(f"{where}: the signals reached other seats than recorded")
     if match.result != record.result:
         raise ReplayMismatchError(f"result {match.result} != recorded {record.result}")
     return match

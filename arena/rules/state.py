@@ -1,13 +1,19 @@
 """The match state machine: deal, calls, tricks, scoring (RULES.md §1-§5).
 
 A `Match` is a whole match (one or more games) of one variant. It is driven by two calls:
-`legal_actions()` for the seat in `to_act`, and `apply(action)`, which advances the game and
-returns the events it caused (each with the seats allowed to see it), or raises
-`IllegalActionError`. `view(seat)` is what one seat may know. The engine never waits, never
-logs and never draws randomness of its own: deals come from the seed it is given.
+`legal_actions()` for the seat in `to_act`, and `apply(action, signal=None)`, which advances the
+game and returns the events it caused (each with the seats allowed to see it), or raises
+`IllegalActionError` (`IllegalSignalError` for a signal the match refuses). `view(seat)` is what
+one seat may know. The engine never waits, never logs and never draws randomness of its own:
+deals and leaked signals come from the seed it is given.
 
 Turn model (RULES.md §4.2): `turn` is the seat whose card is next (the actor). A call hands the
 decision to the answering seat (`pending.responder`); once settled, the actor acts again.
+
+Seats play in *sides* (who plays with whom this hand) and score into *accounts* (`team_of`,
+`scores`); see `arena.rules.views` and docs/RULINGS.md R4. A pico a pico hand (argentine-3v3,
+argentine-4v4) is one deal played as successive 1v1 duels: the hand's play state (tricks, calls,
+envido, flor, folds) is reset for each duel, while its moves, awards and signals run on.
 """
 
 from __future__ import annotations
@@ -17,16 +23,30 @@ from typing import Any
 
 from arena.errors import IllegalActionError
 from arena.rules.actions import ENVIDO_CALLS, TRUCO_CALLS, Action, ActionKind
-from arena.rules.cards import Card, envido_cards, envido_value, trick_strength
+from arena.rules.cards import (
+    Card,
+    envido_cards,
+    envido_value,
+    flor_value,
+    has_flor,
+    trick_strength,
+)
 from arena.rules.deal import Deal, deal_cards, first_dealer
 from arena.rules.record import HandRecord, MatchRecord
-from arena.rules.variants import ARGENTINE, MINEIRO, Options, Variant, find_variant
+from arena.rules.seeding import SeededStream
+from arena.rules.signals import IllegalSignalError, SeenSignal, SentSignal, Signal
+from arena.rules.variants import ARGENTINE, GALLO, MINEIRO, Options, Variant, find_variant
 from arena.rules.views import (
     Award,
     AwardReason,
+    Duel,
+    DuelEndEvent,
+    DuelSummary,
     EnvidoEvent,
     EnvidoOutcome,
     Event,
+    FlorEvent,
+    FlorOutcome,
     GameEndEvent,
     GameResult,
     HandEndEvent,
@@ -38,6 +58,7 @@ from arena.rules.views import (
     PendingCall,
     Play,
     SeatView,
+    SignalEvent,
     Trick,
     TrickEvent,
 )
@@ -56,22 +77,57 @@ HAND_OF_TEN_VALUE = 4  # RULES.md §5.2
 HAND_OF_TEN_DECLINED = 2
 AT_TEN = 10  # RULES.md §5.2: a Mineiro side with 10 or 11 points is "at ten"
 
+# Flor (RULES.md §4.5). A flor duel is a pending call of one of FLOR_CALLS.
+FLOR_CALLS = frozenset({K.FLOR, K.CONTRAFLOR, K.CONTRAFLOR_AL_RESTO})
+FLOR_UNOPPOSED = 3  # per flor sung when no opponent holds flor
+FLOR_ACCEPTED = {K.FLOR: 4, K.CONTRAFLOR: 6}  # con flor quiero: the better flor scores
+FLOR_CONCEDED = {K.FLOR: 3, K.CONTRAFLOR: 4}  # con flor me achico: the caller's side scores
+AL_RESTO_CONCEDED = {True: 6, False: 4}  # ... after al resto: raised a contraflor or not
+FLOR_ANSWERS = {
+    K.FLOR: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO, K.CONTRAFLOR, K.CONTRAFLOR_AL_RESTO),
+    K.CONTRAFLOR: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO, K.CONTRAFLOR_AL_RESTO),
+    K.CONTRAFLOR_AL_RESTO: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO),
+}
+PICO_FALTA = 6  # RULES.md §4.7: falta envido in pico a pico, and the cap of contraflor al resto
+DUEL_OFFSET = 3  # pico a pico: even seat i duels seat i + 3 (docs/RULINGS.md R6)
+
 
 class _Hand:
-    """Mutable state of the hand being played (internal: views copy what a seat may see)."""
+    """Mutable state of the hand being played (internal: views copy what a seat may see).
+
+    The first group of fields belongs to the whole hand (one deal); the second to the play:
+    for a pico a pico hand it is reset at the start of each duel (`Match._start_play`)."""
 
     __slots__ = (
+        "accounts",
+        "active",
+        "all_tricks",
         "awards",
         "blind",
+        "cards",
         "choice_pending",
         "current",
         "dealer",
         "dealt",
+        "discard",
+        "discard_pending",
+        "duel",
+        "duel_queue",
+        "duels_done",
         "ended_by",
         "envido_called",
         "envido_chain",
         "envido_outcome",
+        "flor_chain",
+        "flor_done",
+        "flor_holders",
+        "flor_outcomes",
+        "flor_revealed",
+        "flor_singer",
+        "flor_sung",
         "folded",
+        "gallo",
+        "hand_mano",
         "hand_of_ten",
         "held",
         "iron",
@@ -79,7 +135,12 @@ class _Hand:
         "mano",
         "moves",
         "pending",
+        "play_awards",
         "played_any",
+        "public_moves",
+        "revealed",
+        "side_of",
+        "signals",
         "suspended",
         "tricks",
         "truco_level",
@@ -87,12 +148,50 @@ class _Hand:
         "winner_team",
     )
 
-    def __init__(self, dealt: Deal, dealer: int, num_seats: int) -> None:
+    def __init__(
+        self,
+        dealt: Deal,
+        dealer: int,
+        num_seats: int,
+        side_of: tuple[int, ...],
+        accounts: tuple[tuple[int, ...], tuple[int, ...]],
+        gallo: int | None,
+    ) -> None:
         self.dealt = dealt
         self.held: list[list[Card]] = [list(cards) for cards in dealt]
+        self.cards: list[tuple[Card, ...]] = list(dealt)  # the playing cards (after a discard)
         self.dealer = dealer
-        self.mano = (dealer + 1) % num_seats
-        self.turn = self.mano
+        self.hand_mano = (dealer + 1) % num_seats
+        self.side_of = side_of
+        self.accounts = accounts
+        self.gallo = gallo
+        self.discard: Card | None = None
+        self.discard_pending = gallo is not None
+        self.duel: Duel | None = None
+        self.duel_queue: list[Duel] = []
+        self.duels_done: list[DuelSummary] = []
+        self.hand_of_ten: int | None = None
+        self.choice_pending = False
+        self.iron = False
+        self.blind = False
+        self.awards: list[Award] = []
+        self.moves: list[Move] = []
+        self.public_moves: tuple[Move, ...] | None = None  # the moves with the discard hidden
+        self.signals: list[SentSignal] = []
+        self.revealed: list[tuple[int, tuple[Card, ...]]] = []
+        self.flor_revealed: list[tuple[int, tuple[Card, ...]]] = []
+        self.all_tricks: list[Trick] = []
+        self.ended_by: str | None = None
+        self.mano = self.hand_mano
+        self.active: frozenset[int] = frozenset(range(num_seats))
+        self.flor_holders: frozenset[int] = frozenset()
+        self.reset_play(self.hand_mano, self.active)
+
+    def reset_play(self, mano: int, active: frozenset[int]) -> None:
+        """Start the play of the whole hand, or of one duel, led by `mano`."""
+        self.mano = mano
+        self.turn = mano
+        self.active = active
         self.tricks: list[Trick] = []
         self.current: list[Play] = []
         self.folded: set[int] = set()
@@ -104,13 +203,12 @@ class _Hand:
         self.envido_called = False
         self.envido_chain: list[ActionKind] = []
         self.envido_outcome: EnvidoOutcome | None = None
-        self.hand_of_ten: int | None = None
-        self.choice_pending = False
-        self.iron = False
-        self.blind = False
-        self.awards: list[Award] = []
-        self.moves: list[Move] = []
-        self.ended_by: str | None = None
+        self.flor_sung: set[int] = set()
+        self.flor_chain: list[ActionKind] = []
+        self.flor_done = False
+        self.flor_singer: int | None = None
+        self.flor_outcomes: list[FlorOutcome] = []
+        self.play_awards: list[Award] = []
         self.winner_team: int | None = None
 
 
@@ -128,18 +226,20 @@ class Match:
         deals: Mapping[tuple[int, int], Deal] | None = None,
     ) -> None:
         """Start a match. `dealer`, `scores` and `deals` stack the deck for tests, puzzles and
-        bug reports: the first hand's dealer, the first game's starting scores, and explicit
-        deals keyed by (game number, hand number); everything else comes from `seed`. Each is
-        checked (a seat, scores below the target, real deals) and refused with a ValueError."""
+        bug reports: the first hand's dealer, the first game's starting scores (one per
+        account, see `team_of`), and explicit deals keyed by (game number, hand number);
+        everything else comes from `seed`. Each is checked (a seat, scores below the target,
+        real deals) and refused with a ValueError."""
         self.variant = find_variant(variant) if isinstance(variant, str) else variant
         self.options = options if isinstance(options, Options) else self.variant.options(options)
         self.seed = seed
         self.family = self.variant.family
         self.num_seats = self.variant.num_seats
-        self.team_of = self.variant.team_of
-        self.num_teams = self.variant.num_teams
+        self.team_of = self.variant.accounts(self.options)
+        self.num_teams = max(self.team_of) + 1
         self._ladder = TRUCO_LADDER[self.family]
         self._values = HAND_VALUES[self.family]
+        self._flor = self.options.flor and self.family == ARGENTINE
         self._deals = dict(deals or {})
         self.game_number = 0
         self.hand_number = 0
@@ -181,6 +281,8 @@ class Match:
         h = self.hand
         if h.pending is not None:
             return h.pending.responder
+        if h.discard_pending:
+            return h.gallo
         if h.choice_pending:
             return self._chooser()
         return h.turn
@@ -193,23 +295,29 @@ class Match:
 
     def default_action(self) -> Action:
         """The action the referee plays for a seat that faulted (documented in README):
-        accept a waiting call (or play the hand of ten), otherwise play the first card."""
+        accept a waiting call (or play the hand of ten), otherwise play the first card
+        (the first legal action when neither exists: sing flor, discard the first card)."""
         legal = self.legal_actions()
-        for kind in (K.QUIERO, K.ACCEPT, K.PLAY_HAND, K.PLAY, K.PLAY_FACE_DOWN):
+        for kind in (K.QUIERO, K.CON_FLOR_QUIERO, K.ACCEPT, K.PLAY_HAND, K.PLAY, K.PLAY_FACE_DOWN):
             for action in legal:
                 if action.kind is kind:
                     return action
         return legal[0]
 
-    def apply(self, action: Action) -> tuple[Event, ...]:
-        """Take `action` for the seat to act; return the events it caused."""
+    def apply(self, action: Action, signal: Signal | None = None) -> tuple[Event, ...]:
+        """Take `action` for the seat to act, with an optional `signal` to its partners
+        (RULES.md §4.9); return the events it caused."""
         legal = self.legal_actions()
         if action not in legal:
             raise IllegalActionError(action, legal, self._why_illegal(action))
+        if signal is not None:
+            self._check_signal(signal)
         seat = self.to_act
         assert seat is not None
         self._legal = None
         self._events = []
+        if signal is not None:
+            self._send_signal(seat, signal)
         self._act(seat, action)
         return tuple(self._events)
 
@@ -218,19 +326,20 @@ class Match:
         if not 0 <= seat < self.num_seats:
             raise ValueError(f"seat {seat} does not exist (0..{self.num_seats - 1})")
         h = self.hand
-        team = self.team_of[seat]
+        side = h.side_of[seat]
         partners: tuple[tuple[int, tuple[Card, ...]], ...] = ()
-        if h.hand_of_ten is not None and h.hand_of_ten == team:
+        if h.hand_of_ten is not None and h.hand_of_ten == side:
             partners = tuple(
                 (s, h.dealt[s])
                 for s in range(self.num_seats)
-                if s != seat and self.team_of[s] == team
+                if s != seat and h.side_of[s] == side
             )
+        moves = h.public_moves if h.public_moves is not None and seat != h.gallo else h.moves
         to_act = self.to_act
         return SeatView(
             variant=self.variant.name,
             seat=seat,
-            team=team,
+            team=self.team_of[seat],
             team_of=self.team_of,
             game_number=self.game_number,
             hand_number=self.hand_number,
@@ -244,7 +353,7 @@ class Match:
             partner_cards=partners,
             tricks=tuple(h.tricks),
             current_trick=tuple(h.current),
-            moves=tuple(h.moves),
+            moves=tuple(moves),
             hand_value=self._hand_value(),
             pending=h.pending,
             envido=h.envido_outcome,
@@ -254,6 +363,16 @@ class Match:
             awards=tuple(h.awards),
             to_act=to_act,
             legal_actions=self.legal_actions() if to_act == seat else (),
+            side=side,
+            side_of=h.side_of,
+            gallo=h.gallo,
+            discard=h.discard if seat == h.gallo else None,
+            flor=tuple(h.flor_outcomes),
+            duel=h.duel,
+            duels=tuple(h.duels_done),
+            signals=tuple(
+                SeenSignal(s.seat, s.move, s.signal) for s in h.signals if seat in s.audience
+            ),
         )
 
     def record(self) -> MatchRecord:
@@ -270,12 +389,19 @@ class Match:
 
     # ----------------------------------------------------------------- seats
 
-    def _opponent_after(self, seat: int) -> int:
-        """The first seat after `seat` in turn order, of another team, that has not folded."""
-        team = self.team_of[seat]
+    def _opponent_after(self, seat: int, *, flor: bool = False) -> int:
+        """The first seat after `seat` in turn order, playing this hand (or duel) on the other
+        side, that has not folded (and, with `flor`, holds flor)."""
+        h = self.hand
+        side = h.side_of[seat]
         for step in range(1, self.num_seats):
             other = (seat + step) % self.num_seats
-            if self.team_of[other] != team and other not in self.hand.folded:
+            if (
+                other in h.active
+                and h.side_of[other] != side
+                and other not in h.folded
+                and (not flor or other in h.flor_holders)
+            ):
                 return other
         raise AssertionError("no opponent left to answer")  # a folded side ends the hand
 
@@ -284,8 +410,8 @@ class Match:
 
     def _chooser(self) -> int:
         """The hand-of-ten side's player nearest to mano (RULES.md §5.2)."""
-        team = self.hand.hand_of_ten
-        seats = [s for s in range(self.num_seats) if self.team_of[s] == team]
+        h = self.hand
+        seats = [s for s in range(self.num_seats) if h.side_of[s] == h.hand_of_ten]
         return min(seats, key=self._distance_from_mano)
 
     def _hand_value(self) -> int:
@@ -294,18 +420,32 @@ class Match:
             return HAND_OF_TEN_VALUE
         return self._values[h.truco_level]
 
+    def _owes_flor(self, seat: int) -> bool:
+        """`seat` holds flor and has not sung it: its only legal action is FLOR (§4.5)."""
+        h = self.hand
+        return seat in h.flor_holders and seat not in h.flor_sung
+
     # ----------------------------------------------------------------- legality
 
     def _compute_legal(self) -> tuple[Action, ...]:
         if self.result is not None:
             return ()
         h = self.hand
+        if h.discard_pending:
+            assert h.gallo is not None
+            return tuple(Action(K.DISCARD, card=card) for card in h.held[h.gallo])
         pending = h.pending
         if pending is not None:
+            if pending.kind in FLOR_CALLS:
+                return tuple(Action(k) for k in FLOR_ANSWERS[pending.kind])
+            if h.flor_holders and self._owes_flor(pending.responder):
+                return (Action(K.FLOR),)
             return self._legal_answers(pending)
         if h.choice_pending:
             return (Action(K.PLAY_HAND), Action(K.DECLINE_HAND))
         seat = h.turn
+        if h.flor_holders and self._owes_flor(seat):
+            return (Action(K.FLOR),)
         actions: list[Action] = []
         if h.blind:
             actions.extend(Action(K.PLAY_FACE_DOWN, slot=i) for i in range(len(h.held[seat])))
@@ -321,11 +461,12 @@ class Match:
         return tuple(actions)
 
     def _envido_open(self, seat: int) -> bool:
-        """Envido may be called (RULES.md §4.2): not yet called this hand, first trick, the
-        seat has not played a card, and no truco accepted."""
+        """Envido may be called (RULES.md §4.2, §4.5): no envido called and no flor sung this
+        hand, first trick, the seat has not played a card, and no truco accepted."""
         h = self.hand
         return (
             not h.envido_called
+            and not h.flor_sung
             and not h.tricks
             and seat not in h.played_any
             and h.truco_level == 0
@@ -338,7 +479,7 @@ class Match:
         h = self.hand
         if h.hand_of_ten is not None or h.iron or h.truco_level >= len(self._ladder):
             return None
-        if h.last_caller_team == self.team_of[seat]:
+        if h.last_caller_team == h.side_of[seat]:
             return None
         return self._ladder[h.truco_level]
 
@@ -361,11 +502,12 @@ class Match:
                 answers.insert(0, Action(self._ladder[level]))
             return tuple(answers)
         answers = [Action(K.QUIERO), Action(K.NO_QUIERO)]
-        # Envido va primero (RULES.md §4.3).
+        # Envido va primero (RULES.md §4.3); a sung flor has cancelled the envido (§4.5).
         if (
             pending.kind is K.TRUCO
             and not h.tricks
             and not h.envido_called
+            and not h.flor_sung
             and pending.responder not in h.played_any
         ):
             envidos = [Action(k) for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO)]
@@ -376,34 +518,82 @@ class Match:
         h = self.hand
         if self.result is not None:
             return "the match is over"
+        if h.discard_pending:
+            return f"the gallo (seat {h.gallo}) must first discard one of its four cards"
+        seat = self.to_act
+        if action.kind is K.FLOR and seat is not None and not self._owes_flor(seat):
+            return "flor is sung once, and only by a player holding three cards of one suit"
+        if seat is not None and self._owes_flor(seat):
+            return f"seat {seat} holds flor and must sing it first"
         if h.pending is not None:
             return f"seat {h.pending.responder} must answer {h.pending.kind.name.lower()}"
         if action.kind in (K.RETRUCO, K.VALE_CUATRO, K.SIX, K.TEN, K.TWELVE, K.TRUCO):
             return "only the next level, by the side that did not call last"
         if action.kind in ENVIDO_CALLS:
-            return "envido only in the first trick, before playing, once, before truco is accepted"
+            return (
+                "envido only in the first trick, before playing, once, before truco is "
+                "accepted, and never after a flor"
+            )
         return "not available now"
+
+    # ----------------------------------------------------------------- signals
+
+    def _check_signal(self, signal: Signal) -> None:
+        """Refuse a signal the options do not allow or that is malformed (RULES.md §4.9)."""
+        if self.options.signals == "off":
+            raise IllegalSignalError(
+                "signals are off in this match (option signals = 'off'); send the action alone"
+            )
+        if not isinstance(signal, Signal):
+            raise IllegalSignalError(f"a signal must be a Signal, not {type(signal).__name__}")
+        signal.check()
+
+    def _send_signal(self, seat: int, signal: Signal) -> None:
+        """Deliver `signal` to the sender and its partners of this hand, and, when leaky, to
+        each opponent with the option's probability, drawn from the seed (RULES.md §4.9)."""
+        h = self.hand
+        move = len(h.moves)
+        side = h.side_of[seat]
+        audience = {s for s in range(self.num_seats) if h.side_of[s] == side}
+        if self.options.signals == "leaky":
+            chance = round(self.options.leak * 100)
+            for other in range(self.num_seats):
+                if h.side_of[other] != side:
+                    draw = SeededStream(
+                        "leak", self.seed, self.game_number, self.hand_number, move, other
+                    ).below(100)
+                    if draw < chance:
+                        audience.add(other)
+        sent = SentSignal(move, seat, signal, frozenset(audience))
+        h.signals.append(sent)
+        self._events.append(Event(sent.audience, SignalEvent(seat, move, signal)))
 
     # ----------------------------------------------------------------- transitions
 
     def _act(self, seat: int, action: Action) -> None:
         h = self.hand
         kind = action.kind
-        h.moves.append(Move(seat, action))
+        move = Move(seat, action)
+        h.moves.append(move)
+        if h.public_moves is not None:
+            h.public_moves = (*h.public_moves, move)
         if kind is K.PLAY or kind is K.PLAY_FACE_DOWN:
             if action.card is not None:
                 card = action.card
                 h.held[seat].remove(card)
-                self._emit(MoveEvent(Move(seat, action)))
+                self._emit(MoveEvent(move))
             else:
                 assert action.slot is not None
                 card = h.held[seat].pop(action.slot)
-                self._emit(MoveEvent(Move(seat, action), card))
+                self._emit(MoveEvent(move, card))
             h.played_any.add(seat)
             h.current.append(Play(seat, card))
             self._advance(seat)
             return
-        self._emit(MoveEvent(Move(seat, action)))
+        if kind is K.DISCARD:
+            self._discard(seat, action)
+            return
+        self._emit(MoveEvent(move))
         if kind in ENVIDO_CALLS:
             if h.pending is not None and h.pending.kind in TRUCO_CALLS:
                 h.suspended = h.pending  # envido va primero: the truco waits
@@ -415,7 +605,7 @@ class Match:
             h.pending = PendingCall(kind, seat, self._opponent_after(seat))
         elif kind in TRUCO_CALLS:
             h.pending = PendingCall(kind, seat, self._opponent_after(seat))
-            h.last_caller_team = self.team_of[seat]
+            h.last_caller_team = h.side_of[seat]
         elif kind is K.QUIERO or kind is K.ACCEPT:
             pending = h.pending
             assert pending is not None
@@ -431,36 +621,53 @@ class Match:
                 self._settle_envido(accepted=False)
             else:
                 level = self._ladder.index(pending.kind) + 1
-                caller_team = self.team_of[pending.caller]
-                self._award(caller_team, self._values[level - 1], AwardReason.TRUCO_REJECTED)
-                self._end_hand("rejected")
+                caller_side = h.side_of[pending.caller]
+                self._award(caller_side, self._values[level - 1], AwardReason.TRUCO_REJECTED)
+                self._end_play("rejected")
+        elif kind is K.FLOR:
+            self._sing_flor(seat)
+        elif kind is K.CONTRAFLOR or kind is K.CONTRAFLOR_AL_RESTO:
+            h.flor_sung.add(seat)  # the answer sings the answerer's flor in the same breath
+            h.flor_chain.append(kind)
+            h.pending = PendingCall(kind, seat, self._opponent_after(seat, flor=True))
+        elif kind is K.CON_FLOR_QUIERO or kind is K.CON_FLOR_ME_ACHICO:
+            h.flor_sung.add(seat)
+            h.flor_chain.append(kind)
+            self._settle_flor(accepted=kind is K.CON_FLOR_QUIERO)
         elif kind is K.FOLD:
             self._fold(seat)
         elif kind is K.PLAY_HAND:
             h.choice_pending = False
         elif kind is K.DECLINE_HAND:
             assert h.hand_of_ten is not None
-            self._award(
-                self._other_team(h.hand_of_ten),
-                HAND_OF_TEN_DECLINED,
-                AwardReason.HAND_OF_TEN_DECLINED,
-            )
-            self._end_hand("declined")
+            self._award(1 - h.hand_of_ten, HAND_OF_TEN_DECLINED, AwardReason.HAND_OF_TEN_DECLINED)
+            self._end_play("declined")
         else:  # pragma: no cover - legal_actions never offers anything else
             raise AssertionError(f"unhandled action {action}")
 
-    def _other_team(self, team: int) -> int:
-        return 1 - team  # two sides in every variant of this engine
+    def _discard(self, seat: int, action: Action) -> None:
+        """The gallo discards one of its four cards face down (RULES.md §4.7): only the gallo
+        is told which; the other seats see a DISCARD without a card."""
+        h = self.hand
+        card = action.card
+        assert card is not None
+        h.held[seat].remove(card)
+        h.discard = card
+        h.discard_pending = False
+        h.cards[seat] = tuple(h.held[seat])
+        h.public_moves = (Move(seat, Action(K.DISCARD)),)
+        self._events.append(Event(frozenset({seat}), MoveEvent(h.moves[-1])))
+        if self._flor and has_flor(h.cards[seat]):
+            h.flor_holders = h.flor_holders | {seat}
 
     def _fold(self, seat: int) -> None:
         """Me voy al mazo (RULES.md §4.6)."""
         h = self.hand
         h.folded.add(seat)
-        team = self.team_of[seat]
-        if all(s in h.folded for s in range(self.num_seats) if self.team_of[s] == team):
-            other = self._other_team(team)
-            self._award(other, self._values[h.truco_level], AwardReason.FOLD)
-            self._end_hand("fold")
+        side = h.side_of[seat]
+        if all(s in h.folded for s in h.active if h.side_of[s] == side):
+            self._award(1 - side, self._values[h.truco_level], AwardReason.FOLD)
+            self._end_play("fold")
             return
         self._advance(seat)
 
@@ -470,7 +677,7 @@ class Match:
         played = {p.seat for p in h.current}
         for step in range(1, self.num_seats + 1):
             nxt = (seat + step) % self.num_seats
-            if nxt not in h.folded and nxt not in played:
+            if nxt in h.active and nxt not in h.folded and nxt not in played:
                 h.turn = nxt
                 return
         self._finish_trick()
@@ -481,27 +688,27 @@ class Match:
         plays = tuple(h.current)
         best = max(trick_strength(p.card) for p in plays)
         top = [p for p in plays if trick_strength(p.card) == best]
-        teams = {self.team_of[p.seat] for p in top}
-        winner = top[0].seat if len(teams) == 1 else None
+        sides = {h.side_of[p.seat] for p in top}
+        winner = top[0].seat if len(sides) == 1 else None
         trick = Trick(
             leader=plays[0].seat,
             plays=plays,
             winner=winner,
-            winner_team=self.team_of[winner] if winner is not None else None,
+            winner_team=h.side_of[winner] if winner is not None else None,
         )
         h.tricks.append(trick)
         h.current = []
         self._emit(TrickEvent(len(h.tricks) - 1, trick))
-        decided, team = self._tricks_decide()
+        decided, side = self._tricks_decide()
         if decided:
-            h.winner_team = team
-            if team is not None:
+            h.winner_team = side
+            if side is not None:
                 if h.iron:
-                    need = self.options.target - self.scores[team]
-                    self._award(team, need, AwardReason.IRON_HAND)
+                    need = self.options.target - self.scores[side]
+                    self._award(side, need, AwardReason.IRON_HAND)
                 else:
-                    self._award(team, self._hand_value(), AwardReason.HAND)
-            self._end_hand("tricks")
+                    self._award(side, self._hand_value(), AwardReason.HAND)
+            self._end_play("tricks")
             return
         lead = winner if winner is not None else trick.leader
         if lead in h.folded:
@@ -532,10 +739,12 @@ class Match:
             return True, results[2]
         # All three tricks tied.
         if self.family == ARGENTINE:
-            return True, self.team_of[h.mano]
+            return True, h.side_of[h.mano]
         if self.options.all_tied == "nobody":
             return True, None
-        return True, self.team_of[h.dealer]
+        return True, h.side_of[h.dealer]
+
+    # ----------------------------------------------------------------- envido
 
     def _settle_envido(self, *, accepted: bool) -> None:
         """Score the envido chain (RULES.md §4.4) and resume what it interrupted."""
@@ -547,37 +756,46 @@ class Match:
         winner: int | None = None
         if accepted:
             if K.FALTA_ENVIDO in chain:
-                points = self.options.target - max(self.scores)
+                points = PICO_FALTA if h.duel is not None else self._falta()
             else:
                 points = sum(ENVIDO_CALL_POINTS[k] for k in chain)
             announcements, winner = self._envido_showdown()
-            team = self.team_of[winner]
+            side = h.side_of[winner]
             reason = AwardReason.ENVIDO
         else:
             points = 1 if len(chain) == 1 else sum(ENVIDO_CALL_POINTS[k] for k in chain[:-1])
-            team = self.team_of[pending.caller]
+            side = h.side_of[pending.caller]
             reason = AwardReason.ENVIDO_REJECTED
-        outcome = EnvidoOutcome(accepted, chain, announcements, winner, team, points)
+        outcome = EnvidoOutcome(accepted, chain, announcements, winner, side, points)
         h.envido_outcome = outcome
+        if winner is not None:
+            h.revealed.append((winner, envido_cards(h.cards[winner])))
         self._emit(EnvidoEvent(outcome))
         h.pending, h.suspended = h.suspended, None
-        self._award(team, points, reason)
+        self._award(side, points, reason)
         if self._target_reached():
             h.pending = None
-            self._end_hand("target")
+            self._end_play("target")
+
+    def _falta(self) -> int:
+        """What the leading score still needs to win the chico (falta envido, contraflor al
+        resto; RULES.md §4.4, §4.5), capped at 6 in a pico a pico duel (§4.7: there falta
+        envido is worth 6 flat, contraflor al resto at most 6)."""
+        need = self.options.target - max(self.scores)
+        return min(need, PICO_FALTA) if self.hand.duel is not None else need
 
     def _envido_showdown(self) -> tuple[tuple[tuple[int, int | None], ...], int]:
         """Who wins an accepted envido, and what is announced (RULES.md §4.4)."""
         h = self.hand
         order = sorted(
-            (s for s in range(self.num_seats) if s not in h.folded),
+            (s for s in h.active if s not in h.folded),
             key=self._distance_from_mano,
         )
-        values = {s: envido_value(h.dealt[s]) for s in order}
+        values = {s: envido_value(h.cards[s]) for s in order}
         announced: list[tuple[int, int | None]] = []
         best: tuple[int, int] | None = None  # (value, seat)
         for seat in order:
-            ahead = best is not None and self.team_of[best[1]] == self.team_of[seat]
+            ahead = best is not None and h.side_of[best[1]] == h.side_of[seat]
             if best is None or (not ahead and values[seat] > best[0]):
                 announced.append((seat, values[seat]))
                 best = (values[seat], seat)
@@ -586,35 +804,135 @@ class Match:
         winner = min(order, key=lambda s: (-values[s], self._distance_from_mano(s)))
         return tuple(announced), winner
 
+    # ----------------------------------------------------------------- flor
+
+    def _sing_flor(self, seat: int) -> None:
+        """A holder sings flor (RULES.md §4.5): the envido is cancelled (a pending chain is
+        void), a pending truco waits; unopposed it scores 3, against an opponent's flor it
+        opens the flor duel, and after a duel it scores nothing."""
+        h = self.hand
+        h.flor_sung.add(seat)
+        pending = h.pending
+        if pending is not None:
+            h.pending = None
+            if pending.kind in ENVIDO_CALLS:
+                h.envido_chain = []  # void: no points
+            else:
+                h.suspended = pending  # the truco answer is asked again once flor is settled
+        if not h.flor_done:
+            opponents = [
+                s
+                for s in h.active
+                if h.side_of[s] != h.side_of[seat] and s in h.flor_holders and s not in h.folded
+            ]
+            if opponents:
+                h.flor_chain = [K.FLOR]
+                h.flor_singer = seat
+                h.pending = PendingCall(K.FLOR, seat, self._opponent_after(seat, flor=True))
+                return
+            outcome = FlorOutcome((K.FLOR,), seat, None, h.side_of[seat], FLOR_UNOPPOSED)
+            self._flor_scored(outcome, seat)
+        self._resume_after_flor()
+
+    def _settle_flor(self, *, accepted: bool) -> None:
+        """Close a flor duel (RULES.md §4.5): con flor quiero compares the sides' best flors
+        (ties to the seat nearer to mano), con flor me achico pays the caller's side."""
+        h = self.hand
+        pending = h.pending
+        assert pending is not None
+        assert h.flor_singer is not None
+        chain = tuple(h.flor_chain)
+        if accepted:
+            holders = [s for s in h.flor_holders if s in h.active and s not in h.folded]
+            winner: int | None = min(
+                holders, key=lambda s: (-flor_value(h.cards[s]), self._distance_from_mano(s))
+            )
+            assert winner is not None
+            side = h.side_of[winner]
+            if pending.kind is K.CONTRAFLOR_AL_RESTO:
+                points = self._falta()
+            else:
+                points = FLOR_ACCEPTED[pending.kind]
+        else:
+            winner = None
+            side = h.side_of[pending.caller]
+            if pending.kind is K.CONTRAFLOR_AL_RESTO:
+                points = AL_RESTO_CONCEDED[K.CONTRAFLOR in chain]
+            else:
+                points = FLOR_CONCEDED[pending.kind]
+        h.flor_done = True
+        h.pending = None
+        self._flor_scored(FlorOutcome(chain, h.flor_singer, winner, side, points), winner)
+        self._resume_after_flor()
+
+    def _flor_scored(self, outcome: FlorOutcome, shown: int | None) -> None:
+        """Record a flor payout; the flor that earned it (`shown`) is revealed at the end."""
+        h = self.hand
+        h.flor_outcomes.append(outcome)
+        if shown is not None:
+            h.flor_revealed.append((shown, h.cards[shown]))
+        self._emit(FlorEvent(outcome))
+        self._award(outcome.team, outcome.points, AwardReason.FLOR)
+
+    def _resume_after_flor(self) -> None:
+        """Play resumes: a waiting truco is asked again; a chico may have ended (§4.1)."""
+        h = self.hand
+        h.pending, h.suspended = h.suspended, None
+        if self._target_reached():
+            h.pending = None
+            self._end_play("target")
+
     # ----------------------------------------------------------------- scoring
 
-    def _award(self, team: int, points: int, reason: AwardReason) -> None:
-        award = Award(team, points, reason)
-        self.hand.awards.append(award)
-        self.scores[team] += points
-        self.points[team] += points
+    def _award(self, side: int, points: int, reason: AwardReason) -> None:
+        """Points to a side: one award per account the side plays for (R4)."""
+        h = self.hand
+        for account in h.accounts[side]:
+            award = Award(account, points, reason)
+            h.awards.append(award)
+            h.play_awards.append(award)
+            self.scores[account] += points
+            self.points[account] += points
 
     def _target_reached(self) -> bool:
         return max(self.scores) >= self.options.target
 
+    def _end_play(self, ended_by: str) -> None:
+        """The hand's play (or the current duel) ended; go on to the next duel or end it."""
+        h = self.hand
+        h.all_tricks.extend(h.tricks)
+        if h.duel is None:
+            self._end_hand(ended_by)
+            return
+        summary = DuelSummary(
+            h.duel, tuple(h.tricks), h.winner_team, tuple(h.play_awards), ended_by
+        )
+        h.duels_done.append(summary)
+        self._emit(DuelEndEvent(summary))
+        if self._target_reached():
+            self._end_hand("duels" if not h.duel_queue else "target")
+        elif h.duel_queue:
+            self._start_duel(h.duel_queue.pop(0))
+        else:
+            self._end_hand("duels")
+
     def _end_hand(self, ended_by: str) -> None:
         h = self.hand
         h.ended_by = ended_by
-        revealed: tuple[tuple[int, tuple[Card, ...]], ...] = ()
-        outcome = h.envido_outcome
-        if outcome is not None and outcome.winner is not None:
-            revealed = ((outcome.winner, envido_cards(h.dealt[outcome.winner])),)
         summary = HandSummary(
             game_number=self.game_number,
             hand_number=self.hand_number,
             dealer=h.dealer,
-            mano=h.mano,
-            tricks=tuple(h.tricks),
-            winner_team=h.winner_team,
+            mano=h.hand_mano,
+            tricks=tuple(h.all_tricks),
+            winner_team=h.winner_team if h.duel is None else None,
             awards=tuple(h.awards),
-            revealed=revealed,
+            revealed=tuple(h.revealed),
             scores=tuple(self.scores),
             ended_by=ended_by,
+            flor_revealed=tuple(h.flor_revealed),
+            duels=tuple(h.duels_done),
+            gallo=h.gallo,
         )
         self._hand_records.append(
             HandRecord(
@@ -625,6 +943,7 @@ class Match:
                 moves=tuple(h.moves),
                 awards=tuple(h.awards),
                 summary=summary,
+                signals=tuple(h.signals),
             )
         )
         self._emit(HandEndEvent(summary))
@@ -634,8 +953,19 @@ class Match:
             self.hand_number += 1
             self.hand = self._new_hand((h.dealer + 1) % self.num_seats)
 
+    def _game_winner(self) -> int:
+        """The account that reached the target; when several did at once (the pair of a
+        rotating gallo), the higher score, then the player nearer to mano (R5)."""
+        top = max(self.scores)
+        tied = [a for a in range(self.num_teams) if self.scores[a] == top]
+        if len(tied) == 1:
+            return tied[0]
+        h = self.hand
+        seat_of = {a: min(s for s in range(self.num_seats) if self.team_of[s] == a) for a in tied}
+        return min(tied, key=lambda a: (seat_of[a] - h.hand_mano) % self.num_seats)
+
     def _end_game(self) -> None:
-        winner = max(range(self.num_teams), key=lambda t: self.scores[t])
+        winner = self._game_winner()
         game = GameResult(self.game_number, winner, tuple(self.scores))
         self.games.append(game)
         self.games_won[winner] += 1
@@ -655,15 +985,29 @@ class Match:
         self.scores = [0] * self.num_teams
         self.hand = self._new_hand(first_dealer(self.variant, self.seed, self.game_number))
 
+    # ----------------------------------------------------------------- dealing
+
     def _new_hand(self, dealer: int) -> _Hand:
+        n = self.num_seats
+        gallo: int | None = None
+        if self.variant.seating == GALLO:
+            gallo = 0 if self.options.gallo == "fixed" else dealer
         key = (self.game_number, self.hand_number)
         stacked = self._deals.get(key)
         if stacked is not None:
             dealt = tuple(tuple(cards) for cards in stacked)
-            self._check_deal(dealt, key)
+            self._check_deal(dealt, key, gallo)
         else:
-            dealt = deal_cards(self.variant, self.seed, self.game_number, self.hand_number)
-        h = _Hand(dealt, dealer, self.num_seats)
+            dealt = deal_cards(self.variant, self.seed, self.game_number, self.hand_number, gallo)
+        if gallo is None:
+            side_of = tuple(s % 2 for s in range(n))
+            accounts: tuple[tuple[int, ...], tuple[int, ...]] = ((0,), (1,))
+        else:
+            side_of = tuple(0 if s == gallo else 1 for s in range(n))
+            pair = tuple(sorted({self.team_of[s] for s in range(n) if s != gallo}))
+            accounts = ((self.team_of[gallo],), pair)
+        h = _Hand(dealt, dealer, n, side_of, accounts, gallo)
+        self.hand = h
         if self.family == MINEIRO:
             at_ten = [t for t in range(self.num_teams) if self.scores[t] >= AT_TEN]
             if len(at_ten) == 1:
@@ -672,18 +1016,59 @@ class Match:
             elif len(at_ten) == self.num_teams:
                 h.iron = True
                 h.blind = self.options.blind_iron_hand
-        self.hand = h
+        if (
+            self.variant.pico
+            and self.hand_number % 2 == 1
+            and max(self.scores) < self.options.pico_until
+        ):
+            h.duel_queue = self._duel_order(h.hand_mano)
+            self._start_duel(h.duel_queue.pop(0))
+        else:
+            self._start_play(h.hand_mano, self._everyone)
         return h
 
-    def _check_deal(self, dealt: Deal, key: tuple[int, int]) -> None:
-        """A stacked deal must be a real deal of this variant: 3 cards per seat, all from the
-        variant's deck, no card twice (RULES.md §1, §2)."""
+    def _duel_order(self, mano: int) -> list[Duel]:
+        """Pico a pico duels (RULES.md §4.7, R6): even seat i against seat i + 3, played from
+        the duel holding mano on in turn order; each duel's mano is its player nearer to mano."""
+        n = self.num_seats
+        opponent: dict[int, int] = {}
+        for seat in range(0, n, 2):
+            other = (seat + DUEL_OFFSET) % n
+            opponent[seat], opponent[other] = other, seat
+        order: list[tuple[int, int]] = []
+        seen: set[int] = set()
+        for step in range(n):
+            seat = (mano + step) % n
+            if seat not in seen:
+                seen |= {seat, opponent[seat]}
+                order.append((seat, opponent[seat]))
+        return [Duel(i, len(order), pair) for i, pair in enumerate(order)]
+
+    def _start_duel(self, duel: Duel) -> None:
+        h = self.hand
+        h.duel = duel
+        self._start_play(duel.mano, frozenset(duel.seats))
+
+    def _start_play(self, mano: int, active: frozenset[int]) -> None:
+        """Reset the play state for the whole hand or a duel; find who holds flor (§4.5)."""
+        h = self.hand
+        h.reset_play(mano, active)
+        if self._flor:
+            h.flor_holders = frozenset(
+                s for s in active if s != h.gallo and has_flor(h.cards[s])
+            )
+
+    def _check_deal(self, dealt: Deal, key: tuple[int, int], gallo: int | None) -> None:
+        """A stacked deal must be a real deal of this variant: 3 cards per seat (4 for the
+        gallo), all from the variant's deck, no card twice (RULES.md §1, §2, §4.7)."""
         where = f"deal for game {key[0]} hand {key[1]}"
         if len(dealt) != self.num_seats:
             raise ValueError(f"{where}: needs {self.num_seats} hands, got {len(dealt)}")
         for seat, cards in enumerate(dealt):
-            if len(cards) != 3:
-                raise ValueError(f"{where}: seat {seat} needs 3 cards, got {len(cards)}")
+            size = 4 if seat == gallo else 3
+            if len(cards) != size:
+                who = "the gallo" if seat == gallo else f"seat {seat}"
+                raise ValueError(f"{where}: {who} needs {size} cards, got {len(cards)}")
             for card in cards:
                 if card.deck is not self.variant.deck:
                     raise ValueError(

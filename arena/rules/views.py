@@ -1,9 +1,22 @@
 """Plain immutable data that leaves the engine: awards, views, events, summaries, results.
 
 A `SeatView` holds exactly what one seat may know (RULES.md §4.8): its own cards, the cards
-played, the calls and answers, public envido announcements, scores, whose turn it is, and its
-partners' cards during a Mineiro hand of ten. Nothing in here ever holds another seat's unplayed
-cards, the deck, or the seed.
+played, the calls and answers, public envido announcements, scores, whose turn it is, its
+partners' cards during a Mineiro hand of ten, the gallo's own discard, and the signals it was
+sent. Nothing in here ever holds another seat's unplayed cards, the gallo's discard (for anyone
+but the gallo), the deck, or the seed.
+
+Teams, sides and accounts (docs/RULINGS.md R4). A *side* is who plays with whom in one hand
+(always two sides, 0 and 1). An *account* is a score: `scores`, `games_won`, `points`,
+`Award.team`, `GameResult.winner_team` and `MatchResult.winner_team` index accounts, and
+`team_of[seat]` is the seat's account. In every variant but argentine-gallo the two are the
+same: side = account = team = seat % 2. In argentine-gallo the gallo plays alone as side 0 and
+the other two players are side 1 (`side_of`, `gallo`); with the option gallo = "fixed" seat 0 is
+the gallo all match and there are two accounts (0 the gallo, 1 the pair); with "rotating" the
+dealer is the gallo and there are three accounts, one per seat (account = seat), and points the
+pair wins are credited to both its players' accounts (one `Award` each). Fields about the play
+of a hand (`Trick.winner_team`, `HandSummary.winner_team`, `EnvidoOutcome.team`,
+`FlorOutcome.team`) name *sides*.
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ from dataclasses import dataclass
 
 from arena.rules.actions import Action, ActionKind
 from arena.rules.cards import Card
+from arena.rules.signals import SeenSignal, Signal
 
 
 class AwardReason(enum.IntEnum):
@@ -23,14 +37,14 @@ class AwardReason(enum.IntEnum):
     FOLD = 3  # every player of the other side folded
     ENVIDO = 4  # an accepted envido chain was won
     ENVIDO_REJECTED = 5  # an envido chain was rejected
-    FLOR = 6  # flor (later issue)
+    FLOR = 6  # flor: sung unopposed, or a flor duel (RULES.md §4.5)
     HAND_OF_TEN_DECLINED = 7  # Mineiro: the side at ten declined the hand
     IRON_HAND = 8  # Mineiro: won the iron hand, scoring what it needed to reach 12
 
 
 @dataclass(frozen=True, slots=True)
 class Award:
-    """Points to a team, with the reason."""
+    """Points to an account (`team`, see the module docstring), with the reason."""
 
     team: int
     points: int
@@ -55,7 +69,7 @@ class Trick:
     leader: int
     plays: tuple[Play, ...]
     winner: int | None = None  # the seat that won it; None if parda or not finished
-    winner_team: int | None = None
+    winner_team: int | None = None  # the winner's side
 
     @property
     def parda(self) -> bool:
@@ -91,13 +105,64 @@ class EnvidoOutcome:
     chain: tuple[ActionKind, ...]
     announcements: tuple[tuple[int, int | None], ...]
     winner: int | None
+    team: int  # the side that scored
+    points: int
+
+
+@dataclass(frozen=True, slots=True)
+class FlorOutcome:
+    """A settled flor payout (RULES.md §4.5).
+
+    `chain` is what was sung: `(FLOR,)` for a flor that no opponent could answer (3 points),
+    else the duel: FLOR, then CONTRAFLOR / CONTRAFLOR_AL_RESTO raises, then the closing
+    CON_FLOR_QUIERO or CON_FLOR_ME_ACHICO. `singer` sang the FLOR that started it. `winner` is
+    the seat whose flor was best when flors were compared (a quiero), else None. `team` is the
+    side that scored `points`.
+    """
+
+    chain: tuple[ActionKind, ...]
+    singer: int
+    winner: int | None
     team: int
     points: int
 
 
 @dataclass(frozen=True, slots=True)
+class Duel:
+    """One duel of a pico a pico hand (RULES.md §4.7): `seats` is (the duel's mano, the other),
+    `index` counts the duels in their order of play from 0, `of` is how many there are."""
+
+    index: int
+    of: int
+    seats: tuple[int, int]
+
+    @property
+    def mano(self) -> int:
+        return self.seats[0]
+
+
+@dataclass(frozen=True, slots=True)
+class DuelSummary:
+    """A finished duel of a pico a pico hand: its tricks, the side that won them (None when not
+    played out), what it scored, and how it ended ("tricks", "rejected", "fold", "target")."""
+
+    duel: Duel
+    tricks: tuple[Trick, ...]
+    winner_team: int | None
+    awards: tuple[Award, ...]
+    ended_by: str
+
+
+@dataclass(frozen=True, slots=True)
 class SeatView:
-    """Everything one seat may know right now."""
+    """Everything one seat may know right now.
+
+    `team`, `team_of`, `scores` and `games_won` are about accounts, `side` and `side_of` about
+    who plays with whom this hand (module docstring). In a pico a pico hand `duel` names the duel
+    being played, and `tricks`, `current_trick`, `pending`, `envido`, `flor`, `folded` and
+    `hand_value` describe that duel, while `moves`, `awards` and `signals` cover the whole hand
+    and `duels` holds the duels already finished.
+    """
 
     variant: str
     seat: int
@@ -125,6 +190,15 @@ class SeatView:
     awards: tuple[Award, ...]  # points already scored in this hand
     to_act: int | None
     legal_actions: tuple[Action, ...]  # empty unless this seat is to act
+    # Added with flor, gallo, 3v3/4v4 and signals (defaults keep older constructors working).
+    side: int = -1  # this seat's side this hand (-1: not given; equals `team` but for gallo)
+    side_of: tuple[int, ...] = ()  # every seat's side this hand
+    gallo: int | None = None  # argentine-gallo: the seat playing alone this hand
+    discard: Card | None = None  # the gallo's own discard (only in the gallo's view)
+    flor: tuple[FlorOutcome, ...] = ()  # flor payouts settled this hand (or duel)
+    duel: Duel | None = None  # pico a pico: the duel being played
+    duels: tuple[DuelSummary, ...] = ()  # pico a pico: the duels of this hand already played
+    signals: tuple[SeenSignal, ...] = ()  # signals this seat sent or received this hand
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,8 +213,11 @@ class HandSummary:
     winner_team: int | None  # who won the tricks (None: not played out, or nobody)
     awards: tuple[Award, ...]
     revealed: tuple[tuple[int, tuple[Card, ...]], ...]  # the envido winner's cards
-    scores: tuple[int, ...]  # after the hand
-    ended_by: str  # "tricks", "rejected", "fold", "declined", "target"
+    scores: tuple[int, ...]  # after the hand (per account)
+    ended_by: str  # "tricks", "rejected", "fold", "declined", "target", "duels" (pico a pico)
+    flor_revealed: tuple[tuple[int, tuple[Card, ...]], ...] = ()  # flors that scored (§4.5)
+    duels: tuple[DuelSummary, ...] = ()  # pico a pico: every duel played, in order
+    gallo: int | None = None  # argentine-gallo: the seat that played alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +225,7 @@ class GameResult:
     """One finished game (a chico, or a Mineiro game to 12)."""
 
     game_number: int
-    winner_team: int
+    winner_team: int  # an account
     scores: tuple[int, ...]
 
 
@@ -156,10 +233,10 @@ class GameResult:
 class MatchResult:
     """A finished match: the games and the winner."""
 
-    winner_team: int
+    winner_team: int  # an account (a seat in rotating gallo)
     games: tuple[GameResult, ...]
     games_won: tuple[int, ...]
-    points: tuple[int, ...]  # all points scored per team, over every game
+    points: tuple[int, ...]  # all points scored per account, over every game
 
 
 # Events: what happened, each with the seats allowed to see it.
@@ -167,7 +244,8 @@ class MatchResult:
 
 @dataclass(frozen=True, slots=True)
 class MoveEvent:
-    """A seat acted. `card` is the card revealed by a face-down play."""
+    """A seat acted. `card` is the card revealed by a face-down play. The gallo's DISCARD
+    (with its card) goes to the gallo alone."""
 
     move: Move
     card: Card | None = None
@@ -186,6 +264,30 @@ class EnvidoEvent:
     """An envido was settled."""
 
     outcome: EnvidoOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class FlorEvent:
+    """A flor payout was settled."""
+
+    outcome: FlorOutcome
+
+
+@dataclass(frozen=True, slots=True)
+class DuelEndEvent:
+    """A duel of a pico a pico hand ended (the hand goes on with the next duel, if any)."""
+
+    summary: DuelSummary
+
+
+@dataclass(frozen=True, slots=True)
+class SignalEvent:
+    """A signal reached the event's audience (the sender, its partners, leaked opponents).
+    `move` indexes the hand's moves: the action the signal came with."""
+
+    seat: int
+    move: int
+    signal: Signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,7 +311,17 @@ class MatchEndEvent:
     result: MatchResult
 
 
-EventBody = MoveEvent | TrickEvent | EnvidoEvent | HandEndEvent | GameEndEvent | MatchEndEvent
+EventBody = (
+    MoveEvent
+    | TrickEvent
+    | EnvidoEvent
+    | FlorEvent
+    | DuelEndEvent
+    | SignalEvent
+    | HandEndEvent
+    | GameEndEvent
+    | MatchEndEvent
+)
 
 
 @dataclass(frozen=True, slots=True)
