@@ -1,26 +1,44 @@
 """The referee's full decision path against a raw grpc.aio ping-pong, side by side.
 
 Both servers talk to the same bot client (a separate process, grpc.aio, N streams), which says
-hello and answers every `DecisionRequest` at once with `action_index = 0`, echoing its ids.
+hello and answers every `DecisionRequest` at once with ``action_index = 0``, echoing its ids.
 
 - referee: the real thing — `serve_referee` (the trio bridge), the `Hub`, `run_match` with
-  the rules engine, per-seat views converted to protobuf, every public event sent to every
-  seat, and structlog JSON lines for every decision (to /dev/null). Each stream is one bot
-  connection holding both seats of its own argentine-1v1 match; when a match ends the next
-  starts, so every stream always has one decision outstanding.
+  the rules engine, per-seat views converted to protobuf, every event sent to every seat in
+  its audience, and structlog JSON lines for every decision (to a real file, checked after
+  the round: one ``decision`` line per decision). Each stream is one bot connection holding
+  both seats of its own argentine-1v1 match; when a match ends the next starts, so every
+  stream always has one decision outstanding. The hub's message-flood limit is raised: it
+  would otherwise cap one connection at 500 answers per second.
 - raw: a pure grpc.aio server that answers the hello and then sends one real decision request
-  (taken from a referee game, so the same size) again and again, reading each answer.
+  again and again, reading each answer. The request is taken from a referee game, the one
+  closest to the mean size of that game's requests, so both sides send decisions of the same
+  size (the table reports the mean each client saw).
 
 The ratio referee/raw is what the referee costs per decision. The referee also sends the
-public events (moves, tricks, hand summaries) that the raw server does not: they are part of
-the decision path a real bot sees.
+events (moves, tricks, hand summaries) that the raw server does not: they are part of the
+decision path a real bot sees (``ref B/dec`` counts every byte the client received per
+decision, ``ref msg/dec`` every message).
+
+Each stream count is measured in ``BENCH_ROUNDS`` rounds (default 3) of ``BENCH_SECONDS /
+BENCH_ROUNDS`` seconds per side, alternating which side goes first; each column keeps its best
+round, since load from elsewhere only ever makes a round slower. The clock starts once every
+stream has answered a decision; the server's CPU time (``time.process_time`` of this process,
+both threads; the client is another process) is read when the client says it starts and
+stops counting, and divided by the decisions counted: ``µs/dec``, which a busy machine
+disturbs less than the rates.
 """
 
 from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import statistics
+import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
 from typing import Any
@@ -30,7 +48,7 @@ import trio
 
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
-from arena.referee import DecisionRequest, run_match
+from arena.referee import run_match
 from arena.rpc import convert
 from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
 from arena.rules import Match
@@ -38,25 +56,57 @@ from arena.v1 import arena_pb2 as pb
 
 STREAMS = (1, 8, 64)
 VARIANT = "argentine-1v1"
+WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
 
 
 # --------------------------------------------------------------------------- the bot client
 
 
-async def _bot_stream(channel: Any, token: str, end: list[float], counts: list[int]) -> None:
+@dataclass(frozen=True, slots=True)
+class Tally:
+    """What the bot client saw while it counted (all streams together)."""
+
+    seconds: float
+    decisions: int
+    decision_bytes: int  # the decision requests
+    messages: int  # every server message, decisions included
+    message_bytes: int
+
+    @property
+    def rate(self) -> float:
+        """Decisions answered per second."""
+        return self.decisions / self.seconds
+
+
+class _Counter:
+    """Shared by the client's streams: the phase of the run and what was counted in it."""
+
+    def __init__(self, streams: int) -> None:
+        self.counting = False
+        self.done = False
+        self.ready = asyncio.Event()
+        self.waiting_for_first = streams
+        self.decisions = self.decision_bytes = self.messages = self.message_bytes = 0
+
+
+async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
     call = channel.stream_stream(
         PLAY_ROUTE.path,
         request_serializer=pb.BotMessage.SerializeToString,
         response_deserializer=pb.ServerMessage.FromString,
     )()
-    await call.write(pb.BotMessage(hello=pb.Hello(bot_name="bench", token=token,
-                                                  protocol_version=1)))
-    loop = asyncio.get_running_loop()
-    answered = 0
-    while True:
+    await call.write(
+        pb.BotMessage(hello=pb.Hello(bot_name="bench", token=token, protocol_version=1))
+    )
+    first = True
+    while not counter.done:
         message = await call.read()
         if message is grpc.aio.EOF:
-            break
+            raise RuntimeError(f"the server ended a stream: {await call.details()}")
+        counting = counter.counting
+        if counting:
+            counter.messages += 1
+            counter.message_bytes += message.ByteSize()
         if message.WhichOneof("body") != "decision":
             continue
         d = message.decision
@@ -67,85 +117,132 @@ async def _bot_stream(channel: Any, token: str, end: list[float], counts: list[i
                 )
             )
         )
-        now = loop.time()
-        if end[0] and now >= end[0]:
-            break
-        if end[0]:
-            answered += 1
-    counts.append(answered)
-    await call.done_writing()
+        if counting:
+            counter.decisions += 1
+            counter.decision_bytes += message.ByteSize()
+        if first:
+            first = False
+            counter.waiting_for_first -= 1
+            if not counter.waiting_for_first:
+                counter.ready.set()
     call.cancel()
 
 
-async def _bot_load(address: str, streams: int, seconds: float) -> int:
+async def _bot_load(pipe: Pipe, address: str, streams: int, seconds: float) -> Tally:
     loop = asyncio.get_running_loop()
-    end = [0.0]
-    counts: list[int] = []
+    counter = _Counter(streams)
     async with grpc.aio.insecure_channel(address) as channel:
         tasks = [
-            asyncio.create_task(_bot_stream(channel, f"bench-{i}", end, counts))
+            asyncio.create_task(_bot_stream(channel, f"bench-{i}", counter))
             for i in range(streams)
         ]
-        await asyncio.sleep(0.5)  # warm-up: connections up, first matches dealt
-        end[0] = loop.time() + seconds
-        await asyncio.gather(*tasks)
-    return sum(counts)
+        waiting = asyncio.create_task(counter.ready.wait())
+        await asyncio.wait([waiting, *tasks], timeout=WARM_UP_LIMIT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        if not counter.ready.is_set():
+            for task in tasks:
+                if task.done():
+                    task.result()  # a stream failed: raise its error
+            raise TimeoutError(f"not every stream had a decision within {WARM_UP_LIMIT} s")
+        counter.counting = True
+        started = loop.time()
+        pipe.send("start")
+        await asyncio.sleep(seconds)
+        counter.counting = False
+        elapsed = loop.time() - started
+        pipe.send("stop")
+        counter.done = True
+        _, pending = await asyncio.wait(tasks, timeout=5)
+        for task in pending:
+            task.cancel()
+        for task in tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+    return Tally(elapsed, counter.decisions, counter.decision_bytes, counter.messages,
+                 counter.message_bytes)
 
 
 def _client_main(pipe: Pipe, address: str, streams: int, seconds: float) -> None:
     try:
-        pipe.send((True, asyncio.run(_bot_load(address, streams, seconds))))
-    except BaseException as exc:
+        pipe.send((True, asyncio.run(_bot_load(pipe, address, streams, seconds))))
+    except BaseException as exc:  # reported to the parent, which raises it
         pipe.send((False, f"{type(exc).__name__}: {exc}"))
     finally:
         pipe.close()
 
 
-def run_bots(address: str, streams: int, seconds: float) -> float:
-    """Run the bot client in a fresh process; decisions answered per second."""
-    context = multiprocessing.get_context("spawn")
+def run_bots(address: str, streams: int, seconds: float) -> tuple[Tally, float]:
+    """Run the bot client in a fresh process (blocks): what it counted, and this process's CPU
+    seconds between the client's start and stop of counting."""
+    context = multiprocessing.get_context("spawn")  # grpc does not survive fork
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_client_main, args=(sender, address, streams, seconds))
+    process = context.Process(target=_client_main, args=(sender, address, streams, seconds),
+                              name="bench-bots")
     process.start()
     sender.close()
+    cpu = {}
     try:
-        if not receiver.poll(seconds + 60):
-            raise TimeoutError("the bench bot client did not report back")
-        ok, outcome = receiver.recv()
+        while True:
+            if not receiver.poll(seconds + WARM_UP_LIMIT + 30):
+                raise TimeoutError("the bench bot client did not report back")
+            try:
+                got = receiver.recv()
+            except EOFError:
+                got = (False, "it exited without a result (see its traceback above)")
+            if isinstance(got, str):
+                cpu[got] = time.process_time()
+                continue
+            ok, outcome = got
+            break
     finally:
         receiver.close()
         process.join(10)
         if process.is_alive():
             process.kill()
+            process.join()
     if not ok:
         raise RuntimeError(f"the bench bot client failed: {outcome}")
-    return float(outcome) / seconds
+    return outcome, cpu["stop"] - cpu["start"]
 
 
 # --------------------------------------------------------------------------- the servers
 
 
 def sample_decision() -> Any:
-    """A real decision request from the middle of a referee game (for the raw server)."""
+    """A real decision request from a referee game (for the raw server): of the requests of
+    one match, the one closest to their mean size."""
     game = Match(VARIANT, seed=7)
-    for _ in range(3):
-        game.apply(game.legal_actions()[0])
-    seat = game.to_act
-    assert seat is not None
-    view = game.view(seat)
-    request = DecisionRequest("5f1e0c2a9d8b7a6f5e4d3c2b", f"bench:{VARIANT}:a-b:0", seat, view,
-                              view.legal_actions, int(time.time() * 1000) + 1000, 1000)
-    return pb.ServerMessage(
-        decision=pb.DecisionRequest(
-            request_id=request.request_id, match_id=request.match_id, seat=request.seat,
-            view=convert.view_to_proto(view),
-            legal_actions=[convert.action_to_proto(a) for a in view.legal_actions],
-            deadline_unix_ms=request.deadline_unix_ms, time_left_ms=request.time_left_ms,
+    requests = []
+    deadline = int(time.time() * 1000) + 1000
+    while not game.is_over:
+        seat = game.to_act
+        assert seat is not None
+        view = game.view(seat)
+        requests.append(
+            pb.ServerMessage(
+                decision=pb.DecisionRequest(
+                    request_id="5f1e0c2a9d8b7a6f5e4d3c2b", match_id=f"bench:{2 ** 20}:{2 ** 10}",
+                    seat=seat, view=convert.view_to_proto(view),
+                    legal_actions=[convert.action_to_proto(a) for a in view.legal_actions],
+                    deadline_unix_ms=deadline, time_left_ms=1000,
+                )
+            )
         )
-    )
+        game.apply(view.legal_actions[0])
+    mean = statistics.fmean(r.ByteSize() for r in requests)
+    return min(requests, key=lambda r: abs(r.ByteSize() - mean))
 
 
-def measure_raw(streams: int, seconds: float) -> float:
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One side's measurement: what the client counted and the server's CPU per decision."""
+
+    tally: Tally
+    cpu_us: float  # server CPU µs per decision
+
+
+def measure_raw(streams: int, seconds: float) -> Round:
+    """The pure grpc.aio server: hello, then the sample decision again and again."""
     decision = sample_decision()
 
     async def play(request_iterator: Any, context: grpc.aio.ServicerContext) -> None:
@@ -157,7 +254,7 @@ def measure_raw(streams: int, seconds: float) -> float:
             if await context.read() is grpc.aio.EOF:
                 return
 
-    async def main() -> float:
+    async def main() -> tuple[Tally, float]:
         server = grpc.aio.server()
         handler = grpc.stream_stream_rpc_method_handler(
             play, request_deserializer=pb.BotMessage.FromString,
@@ -173,11 +270,13 @@ def measure_raw(streams: int, seconds: float) -> float:
         finally:
             await server.stop(0.5)
 
-    return asyncio.run(main())
+    tally, cpu = asyncio.run(main())
+    return Round(tally, cpu * 1e6 / max(tally.decisions, 1))
 
 
-def measure_referee(streams: int, seconds: float) -> float:
-    arena_logging.configure(path=Path("/dev/null"))
+def measure_referee(streams: int, seconds: float) -> Round:
+    """The referee: serve_referee + Hub + run_match, decisions logged to a temporary file."""
+    made = [0]
 
     async def keep_playing(hub: Hub, token: str, index: int) -> None:
         conn = await hub.connection_for(token)
@@ -189,47 +288,104 @@ def measure_referee(streams: int, seconds: float) -> float:
                 report = await run_match(match_id, Match(VARIANT, seed=number), list(links))
             except BotDisconnected:
                 return
-            if report.outcome.faulty_seat is not None:
-                return
+            made[0] += len(report.decisions)
+            if report.outcome.faulty_seat is not None and not conn.closed.is_set():
+                raise RuntimeError(f"{match_id}: {report.outcome}")
             number += 1
 
-    async def main() -> float:
-        hub = Hub()
+    async def main() -> tuple[Tally, float]:
+        # The flood limit would cap a connection at 500 answers per second (it still runs).
+        hub = Hub(max_messages_per_second=1e9)
         async with serve_referee(hub) as server, trio.open_nursery() as nursery:
             for i in range(streams):
                 hub.admit(f"bench-{i}", "bench")
                 nursery.start_soon(keep_playing, hub, f"bench-{i}", i)
-            rate = await trio.to_thread.run_sync(
+            result = await trio.to_thread.run_sync(
                 run_bots, f"127.0.0.1:{server.port}", streams, seconds
             )
             nursery.cancel_scope.cancel()
-            return rate
+            return result
 
-    return trio.run(main)
+    with tempfile.TemporaryDirectory(prefix="bench-referee-") as folder:
+        log_file = Path(folder) / "referee.jsonl"
+        arena_logging.configure(path=log_file)
+        try:
+            tally, cpu = trio.run(main)
+        finally:
+            arena_logging.configure(stream=_devnull())  # and the file is closed
+        logged = _decision_lines(log_file)
+    # Every decision the referee made (whole matches, and the decisions of matches cut short
+    # at the end that reached the log) is one "decision" line: nothing was left unlogged.
+    if logged < made[0] or logged < tally.decisions:
+        raise RuntimeError(
+            f"{logged} decision log lines for {max(made[0], tally.decisions)} decisions"
+        )
+    return Round(tally, cpu * 1e6 / max(tally.decisions, 1))
+
+
+_DEVNULL: list[Any] = []
+
+
+def _devnull() -> Any:
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115  (kept)
+    return _DEVNULL[0]
+
+
+def _decision_lines(path: Path) -> int:
+    with path.open(encoding="utf-8") as lines:
+        return sum('"event": "decision"' in line for line in lines)
+
+
+# --------------------------------------------------------------------------- the table
 
 
 def part(seconds: float) -> list[dict[str, object]]:
-    """Decisions per second through the referee and raw round trips, at each stream count."""
-    size = sample_decision().ByteSize()
+    """Decisions per second and server CPU per decision, referee and raw, at each stream
+    count: best of ``BENCH_ROUNDS`` alternating rounds."""
+    rounds = max(1, int(os.environ.get("BENCH_ROUNDS", "3")))
     rows: list[dict[str, object]] = []
     for streams in STREAMS:
-        raw = measure_raw(streams, seconds)
-        referee = measure_referee(streams, seconds)
+        raw: list[Round] = []
+        referee: list[Round] = []
+        for i in range(rounds):
+            sides: list[tuple[Callable[[int, float], Round], list[Round]]] = [
+                (measure_raw, raw), (measure_referee, referee)
+            ]
+            for measure, results in sides if i % 2 == 0 else reversed(sides):
+                results.append(measure(streams, seconds / rounds))
+        best_raw = max(r.tally.rate for r in raw)
+        best_ref = max(r.tally.rate for r in referee)
+        raw_us = min(r.cpu_us for r in raw)
+        ref_us = min(r.cpu_us for r in referee)
+        ref_all = [r.tally for r in referee]
         rows.append(
             {
                 "streams": streams,
-                "request B": size,
-                "raw decisions/s": raw,
-                "referee decisions/s": referee,
-                "referee/raw": referee / raw,
+                "raw dec B": _mean(r.tally.decision_bytes for r in raw)
+                / _mean(r.tally.decisions for r in raw),
+                "ref dec B": _mean(t.decision_bytes for t in ref_all)
+                / _mean(t.decisions for t in ref_all),
+                "ref B/dec": sum(t.message_bytes for t in ref_all)
+                / max(1, sum(t.decisions for t in ref_all)),
+                "ref msg/dec": sum(t.messages for t in ref_all)
+                / max(1, sum(t.decisions for t in ref_all)),
+                "raw dec/s": best_raw,
+                "ref dec/s": best_ref,
+                "ref/raw": best_ref / best_raw,
+                "raw µs/dec": raw_us,
+                "ref µs/dec": ref_us,
+                "raw/ref µs": raw_us / ref_us,
             }
         )
     return rows
 
 
-if __name__ == "__main__":
-    import os
+def _mean(values: Any) -> float:
+    return max(1.0, statistics.fmean(values))
 
+
+if __name__ == "__main__":
     from bench.__main__ import format_table
 
     print(format_table("referee_path", part(float(os.environ.get("BENCH_SECONDS", "3")))))
