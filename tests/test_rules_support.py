@@ -2,8 +2,8 @@
 
 A scenario stacks the deck with `stacked(...)` and scripts every action with `run(match, ...)`,
 one step per action, written `"<seat> <action>"`: the seat that must be to act, then a card in
-the deck's notation (`"0 1e"`, `"1 4c"`), an action kind name (`"1 quiero"`, `"0 real_envido"`)
-or a face-down slot (`"0 #2"`). Every step goes through `match.apply`, so a step that is not
+the deck's notation (`"0 1e"`, `"1 4c"`), an action kind name (`"1 quiero"`, `"0 real_envido"`),
+a face-down slot (`"0 #2"`) or the gallo's discard (`"1 discard:4o"`). Every step goes through `match.apply`, so a step that is not
 legal fails the test with `IllegalActionError`.
 """
 
@@ -56,6 +56,8 @@ def action(match: Match, text: str) -> Action:
     """The action written `text` (a card, `#slot`, or an ActionKind name) for `match`."""
     if text.startswith("#"):
         return Action(ActionKind.PLAY_FACE_DOWN, slot=int(text[1:]))
+    if text.startswith("discard:"):
+        return Action(ActionKind.DISCARD, card=card(text[len("discard:") :], match.variant.deck))
     name = text.upper()
     if name in ActionKind.__members__:
         return call(ActionKind[name])
