@@ -3,8 +3,8 @@
 A scenario stacks the deck with `stacked(...)` and scripts every action with `run(match, ...)`,
 one step per action, written `"<seat> <action>"`: the seat that must be to act, then a card in
 the deck's notation (`"0 1e"`, `"1 4c"`), an action kind name (`"1 quiero"`, `"0 real_envido"`),
-a face-down slot (`"0 #2"`) or the gallo's discard (`"1 discard:4o"`). Every step goes through `match.apply`, so a step that is not
-legal fails the test with `IllegalActionError`.
+a face-down slot (`"0 #2"`) or the gallo's discard (`"1 discard:4o"`). Every step goes through
+`match.apply`, so a step that is not legal fails the test with `IllegalActionError`.
 """
 
 from __future__ import annotations
