@@ -92,10 +92,10 @@ def main() -> None:
     )
     rows = part(seconds)
     header = ("variant", "hands/s", "actions/s", "hands/s with views")
-    print(f"{header[0]:<16}{header[1]:>12}{header[2]:>14}{header[3]:>22}")
+    print(f"{header[0]:<20}{header[1]:>12}{header[2]:>14}{header[3]:>22}")
     for row in rows:
         print(
-            f"{row['variant']!s:<16}{row['hands/s']:>12,.0f}{row['actions/s']:>14,.0f}"
+            f"{row['variant']!s:<20}{row['hands/s']:>12,.0f}{row['actions/s']:>14,.0f}"
             f"{row['hands/s with views']:>22,.0f}"
         )
 
