@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from arena.referee import (
     run_match,
 )
 from arena.referee.local import LocalLink, first_legal
+from arena.referee.match import new_request_id
 from arena.rules import Match
 from arena.rules.views import HandSummary
 
@@ -246,6 +248,16 @@ def test_decisions_are_logged_with_match_and_seat_bound() -> None:
     ends = [e for e in logs if e["event"] == "match_end"]
     assert len(ends) == 1
     assert ends[0]["termination"] == "normal"
+
+
+def test_request_ids_are_fresh_and_unpredictable_in_form() -> None:
+    """Request ids are 24 hex digits, never repeated, and share no visible structure (a keyed
+    hash of a counter: consecutive ids differ in about half their bits)."""
+    ids = [new_request_id() for _ in range(2000)]
+    assert len(set(ids)) == len(ids)
+    assert all(len(i) == 24 and int(i, 16) >= 0 for i in ids)
+    flips = [bin(int(a, 16) ^ int(b, 16)).count("1") for a, b in pairwise(ids)]
+    assert 40 < sum(flips) / len(flips) < 56
 
 
 def test_same_seed_same_match() -> None:
