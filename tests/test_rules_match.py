@@ -55,6 +55,23 @@ def test_variant_registry() -> None:
         assert variant.team_of == tuple(s % 2 for s in range(seats))  # RULES.md §1
 
 
+def test_variant_registry_order_and_new_variants() -> None:
+    """The tournament's "all variants" list, in order; flor fixed on in argentine-2v2-flor;
+    gallo with 3 seats, 3v3 and 4v4 with 6 and 8 seats in two teams (RULES.md §4.5, §4.7)."""
+    assert variant_names() == (
+        "argentine-1v1", "argentine-2v2", "argentine-2v2-flor", "argentine-gallo",
+        "argentine-3v3", "argentine-4v4", "mineiro-1v1", "mineiro-2v2",
+    )
+    assert Match("argentine-2v2-flor").options.flor is True
+    assert Match("argentine-2v2", {"flor": True}).options.flor is True
+    assert find_variant("argentine-gallo").num_seats == 3
+    for name, seats in (("argentine-3v3", 6), ("argentine-4v4", 8)):
+        match = Match(name)
+        assert (match.num_seats, match.num_teams) == (seats, 2)
+        assert match.team_of == tuple(s % 2 for s in range(seats))
+        assert match.options.chicos == 3  # RULES.md §4.1: best of three, every Argentine variant
+
+
 def test_default_options() -> None:
     """Argentine defaults: chico to 30, best of three, no flor; Mineiro: one game to 12, three
     tied tricks to the dealer, iron hand face up (RULES.md §4.1, §4.5, §5)."""
