@@ -166,6 +166,9 @@ def server_options(
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(keepalive_timeout_s * 1000)),
+        # grpcio (1.85) waits for a keepalive ping's ack for this long, not for
+        # keepalive_timeout_ms (default 60 s): without it a frozen client lingers a minute.
+        ("grpc.http2.ping_timeout_ms", int(keepalive_timeout_s * 1000)),
         # Keep pinging an idle connection: a bot between matches is still worth watching.
         ("grpc.http2.max_pings_without_data", 0),
     ]
