@@ -20,6 +20,7 @@
     max_strikes = 3                 # 1 = forfeit at the first fault
     reconnect_ms = 10000            # a remote bot that drops may come back within this
     connect_ms = 20000              # a launched bot must connect and say hello within this
+    hello_ms = 10000                # an open stream must say hello within this, or is closed
 
     [limits]                        # per launched bot process; 0 = no limit
     cpu_seconds = 300
@@ -88,6 +89,7 @@ class TournamentConfig:
     policy: FaultPolicy = field(default_factory=FaultPolicy)
     limits: BotLimits = field(default_factory=BotLimits)
     connect_ms: int = 20_000  # a launched bot that has not said hello by then forfeits
+    hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
 
@@ -174,7 +176,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
     )
     faults = raw.get("faults", {})
-    _check_keys(faults, {"max_strikes", "reconnect_ms", "connect_ms"}, "faults")
+    _check_keys(faults, {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms"}, "faults")
     policy = FaultPolicy(
         max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
@@ -215,6 +217,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         policy=policy,
         limits=limits,
         connect_ms=_int(faults, "connect_ms", "faults", 20_000, 1),
+        hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
     )

@@ -65,7 +65,7 @@ class TournamentRunner:
         connect_timeout: float | None = None,
     ) -> None:
         self.config = config
-        self.hub = Hub()
+        self.hub = Hub(hello_timeout=config.hello_ms / 1000)
         self.store = Store(config.database)
         self.on_match_done = on_match_done
         self.on_listening = on_listening
