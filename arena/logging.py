@@ -3,16 +3,34 @@
 Match tasks bind `match_id`, `game`, `hand` and `seat` with contextvars, so every event a
 match emits carries them. `configure(path=...)` sends JSON lines to a file instead (the
 tournament does, so that the console keeps the progress bar and the standings).
+
+The file is written through a buffer, not a system call per line (the referee logs every
+decision, and on its thread a system call hands the GIL to the gRPC thread): it is flushed at
+every warning or worse, at every ``match_end``, at least once a second while events keep
+coming, when `configure` is called again, and at exit. A process that is killed loses at
+most the last second of lines.
 """
 
 from __future__ import annotations
 
+import atexit
+import json
 import logging
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any, TextIO
 
 import structlog
+
+FLUSH_SECONDS = 1.0
+"""The longest a line waits in the file's buffer while other events keep coming."""
+
+FLUSH_EVENTS = frozenset({"match_end"})
+"""Events written out at once, whatever their level (warnings and worse always are)."""
+
+_URGENT = frozenset({"warn", "warning", "err", "error", "critical", "exception", "fatal"})
 
 _file: TextIO | None = None
 
@@ -21,32 +39,39 @@ def configure(
     *, path: Path | None = None, level: str = "info", stream: TextIO | None = None
 ) -> None:
     """Set up structlog. With `path`, JSON lines go to that file; otherwise to `stream`
-    (stderr by default), rendered for people when it is a terminal."""
+    (stderr by default), rendered for people when it is a terminal. A file of an earlier
+    call is flushed and closed."""
     global _file
-    out: TextIO
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if _file is not None:
-            _file.close()
-        _file = path.open("a", encoding="utf-8", buffering=1)
-        out = _file
-    else:
-        out = stream or sys.stderr
+    if _file is not None:
+        _file.close()
+        _file = None
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
-        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _timestamp,
     ]
-    if path is None and out.isatty():
-        processors.append(structlog.dev.ConsoleRenderer())
+    factory: Any
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        _file = path.open("a", encoding="utf-8", buffering=1 << 16)
+        processors += [structlog.processors.dict_tracebacks, _json_line]
+        factory = _LineFileFactory(_file)
     else:
-        processors += [structlog.processors.dict_tracebacks, structlog.processors.JSONRenderer()]
+        out = stream or sys.stderr
+        if out.isatty():
+            processors.append(structlog.dev.ConsoleRenderer())
+        else:
+            processors += [
+                structlog.processors.dict_tracebacks,
+                structlog.processors.JSONRenderer(),
+            ]
+        factory = structlog.PrintLoggerFactory(out)
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(
             logging.getLevelNamesMapping()[level.upper()]
         ),
-        logger_factory=structlog.PrintLoggerFactory(out),
+        logger_factory=factory,
         cache_logger_on_first_use=False,
     )
 
@@ -54,3 +79,80 @@ def configure(
 def get_logger(**bound: Any) -> Any:
     """A structlog logger with `bound` values."""
     return structlog.get_logger("arena").bind(**bound)
+
+
+@atexit.register
+def _close() -> None:
+    global _file
+    if _file is not None:
+        _file.close()
+        _file = None
+
+
+# --------------------------------------------------------------------------- processors
+
+
+_second: list[Any] = [-1, ""]  # the last whole second stamped, and its text
+
+
+def _timestamp(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    """``timestamp``: ISO 8601 in UTC with microseconds, e.g. ``2026-05-01T12:00:00.000123Z``
+    (structlog's ``TimeStamper(fmt="iso", utc=True)``, formatting the date once a second)."""
+    now = time.time()
+    second = int(now)
+    if second != _second[0]:
+        _second[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))]
+    event_dict["timestamp"] = f"{_second[1]}.{int((now - second) * 1e6):06d}Z"
+    return event_dict
+
+
+def _fallback(value: Any) -> Any:
+    """What JSON cannot encode: its ``__structlog__()`` if it has one, else its repr (as
+    structlog's JSONRenderer does)."""
+    structlog_form = getattr(value, "__structlog__", None)
+    return structlog_form() if structlog_form is not None else repr(value)
+
+
+_encode = json.JSONEncoder(default=_fallback).encode
+
+
+def _json_line(
+    _logger: Any, method: str, event_dict: dict[str, Any]
+) -> tuple[tuple[str], dict[str, bool]]:
+    """The last processor for a file: the JSON line, and whether to flush it at once."""
+    urgent = method in _URGENT or event_dict.get("event") in FLUSH_EVENTS
+    return (_encode(event_dict),), {"flush": urgent}
+
+
+# --------------------------------------------------------------------------- the file
+
+
+class _LineFile:
+    """A structlog logger that appends lines to a buffered text file (see the module
+    docstring for when it is flushed). Safe to call from any thread."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._file = file
+        self._lock = threading.Lock()
+        self._due = time.monotonic() + FLUSH_SECONDS
+
+    def msg(self, line: str, flush: bool = False) -> None:
+        with self._lock:
+            self._file.write(line + "\n")
+            now = time.monotonic()
+            if flush or now >= self._due:
+                self._file.flush()
+                self._due = now + FLUSH_SECONDS
+
+    log = debug = info = warn = warning = msg
+    fatal = failure = err = error = critical = exception = msg
+
+
+class _LineFileFactory:
+    """structlog's logger factory for `_LineFile` (one shared per file)."""
+
+    def __init__(self, file: TextIO) -> None:
+        self._logger = _LineFile(file)
+
+    def __call__(self, *args: Any) -> _LineFile:
+        return self._logger
