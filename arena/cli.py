@@ -35,6 +35,8 @@ from arena.tournament.config import parse_config
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
 out = Console(soft_wrap=True)
+if not out.is_terminal:
+    out = Console(soft_wrap=True, width=120)  # piped: wide enough for the standings tables
 err = Console(stderr=True, soft_wrap=True)
 
 

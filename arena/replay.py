@@ -17,6 +17,7 @@ from arena.errors import IllegalActionError, ReplayMismatchError
 from arena.referee import MatchReport, TimeControl
 from arena.rules import Action, ActionKind, Card, Match, Options, find_variant, parse_card
 from arena.rules.cards import Deck
+from arena.rules.signals import IllegalSignalError, Signal, SignalKind
 
 FORMAT = 1
 
@@ -28,6 +29,14 @@ def _action_json(action: Action) -> dict[str, Any]:
         "slot": action.slot,
         "text": str(action),
     }
+
+
+def _signal_json(signal: Signal) -> dict[str, Any]:
+    return {"kind": signal.kind.name.lower(), "text": signal.text, "value": signal.value}
+
+
+def _signal_from_json(data: dict[str, Any]) -> Signal:
+    return Signal(SignalKind[data["kind"].upper()], data.get("text", ""), data.get("value"))
 
 
 def _action_from_json(data: dict[str, Any], deck: Deck) -> Action:
@@ -51,7 +60,7 @@ def report_lines(
         "first_dealer": record.first_dealer,
         "initial_scores": list(record.initial_scores),
         "seats": [
-            {"seat": s, "team": game.team_of[s], "bot": name}
+            {"seat": s, "team": game.accounts(record.options)[s], "bot": name}
             for s, name in enumerate(report.seat_names)
         ],
         "time_control": (
@@ -97,6 +106,7 @@ def report_lines(
                 "latency_ms": decision.latency_ms,
                 "fault": decision.fault,
                 **({"detail": decision.detail} if decision.detail else {}),
+                **({"signal": _signal_json(decision.signal)} if decision.signal else {}),
             }
         if hand is None:
             continue
@@ -205,9 +215,10 @@ def verify_replay(replay: Replay) -> Match:
                 raise ReplayMismatchError(
                     f"{where}: seat {line['seat']} acted but seat {match.to_act} was to act"
                 )
+            signal = _signal_from_json(line["signal"]) if line.get("signal") else None
             try:
-                match.apply(_action_from_json(line["action"], variant.deck))
-            except IllegalActionError as exc:
+                match.apply(_action_from_json(line["action"], variant.deck), signal)
+            except (IllegalActionError, IllegalSignalError) as exc:
                 raise ReplayMismatchError(f"{where}: {exc}") from exc
         elif kind == "award":
             key = (line["game"], line["hand"])

@@ -10,6 +10,7 @@ import pytest
 from arena.rpc import codegen
 from arena.rules.actions import ActionKind
 from arena.rules.cards import Suit
+from arena.rules.signals import SignalKind
 from arena.rules.views import AwardReason
 from arena.v1 import arena_pb2
 
@@ -36,10 +37,11 @@ def test_committed_generated_code_is_current(tmp_path: Path) -> None:
     [
         (ActionKind, arena_pb2.ActionKind, "ACTION_KIND_"),
         (AwardReason, arena_pb2.AwardReason, "AWARD_REASON_"),
+        (SignalKind, arena_pb2.SignalKind, "SIGNAL_KIND_"),
     ],
 )
 def test_enum_numbers_match_the_engine(
-    engine: type[ActionKind] | type[AwardReason], proto_enum: Any, prefix: str
+    engine: type[ActionKind] | type[AwardReason] | type[SignalKind], proto_enum: Any, prefix: str
 ) -> None:
     """Every engine value has a proto value of the same name and number, and vice versa
     (apart from the proto's UNSPECIFIED = 0), so the wire numbers can never drift."""

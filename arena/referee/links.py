@@ -13,6 +13,7 @@ from typing import Protocol
 
 from arena.referee.outcome import Outcome
 from arena.rules import Action, Event, HandSummary, Options, SeatView
+from arena.rules.signals import Signal
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,10 +54,12 @@ class DecisionRequest:
 
 @dataclass(frozen=True, slots=True)
 class Answer:
-    """What a bot answered, unchecked: an index into the legal actions, or an action."""
+    """What a bot answered, unchecked: an index into the legal actions, or an action, and
+    optionally a signal for its partners (RULES.md §4.9)."""
 
     action_index: int | None = None
     action: Action | None = None
+    signal: Signal | None = None
 
 
 class SeatLink(Protocol):

@@ -30,9 +30,11 @@ from arena.referee.outcome import Outcome, Termination
 from arena.rules import (
     Action,
     Card,
+    Event,
     Match,
     MatchRecord,
 )
+from arena.rules.signals import IllegalSignalError, Signal
 from arena.rules.views import HandEndEvent, MatchEndEvent
 
 log = structlog.get_logger("arena.referee")
@@ -73,6 +75,7 @@ class Decision:
     latency_ms: float
     fault: str | None = None  # "timeout" or "illegal_action"; the action was then the default
     detail: str = ""
+    signal: Signal | None = None  # the signal that went with the action, if any
 
 
 @dataclass
@@ -199,14 +202,34 @@ async def run_match(
                     break
                 action = game.default_action()
             assert action is not None
+            signal = answer.signal if fault is None else None
+            events: tuple[Event, ...] | None = None
+            if signal is not None:
+                try:
+                    events = game.apply(action, signal)
+                except IllegalSignalError as exc:
+                    # Refused before anything changed: a strike; the action goes ahead unsigned.
+                    signal, fault, detail = None, "illegal_action", f"signal refused: {exc}"
+                    strikes[seat] += 1
+                    log.warning(
+                        "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
+                        detail=detail, strikes=strikes[seat],
+                    )
+                    if strikes[seat] >= policy.max_strikes:
+                        ending = (Termination.ILLEGAL_ACTION, seat, detail)
+                        break
+            if events is None:
+                events = game.apply(action)
             decisions.append(
-                Decision(where[0], where[1], seat, action, round(latency_ms, 3), fault, detail)
+                Decision(
+                    where[0], where[1], seat, action, round(latency_ms, 3), fault, detail, signal
+                )
             )
             log.info(
                 "decision", seat=seat, game=where[0], hand=where[1], action=str(action),
                 latency_ms=round(latency_ms, 3), fault=fault,
             )
-            for event in game.apply(action):
+            for event in events:
                 if isinstance(event.body, MatchEndEvent):
                     continue
                 item = event.body.summary if isinstance(event.body, HandEndEvent) else event
@@ -263,8 +286,9 @@ def _outcome(
             tuple(game.points), tuple(game.games_won),
         )
     termination, seat, detail = ending
-    loser = game.team_of[seat]
-    winner = 1 - loser
+    # Two accounts: the other one wins. Three (rotating gallo): no account wins by default;
+    # the tournament credits the bots that were not at fault.
+    winner = 1 - game.team_of[seat] if game.num_teams == 2 else None
     return Outcome(
         termination, winner, seat, detail, None, tuple(strikes), tuple(game.points),
         tuple(game.games_won),

@@ -18,13 +18,19 @@ from typing import Any
 from arena.errors import NotationError, ProtocolViolation, UnknownVariantError
 from arena.rules.actions import Action, ActionKind
 from arena.rules.cards import RANKS, Card, Deck, Suit, parse_card
+from arena.rules.signals import SeenSignal, Signal, SignalKind
 from arena.rules.variants import Options, find_variant
 from arena.rules.views import (
     Award,
     AwardReason,
+    Duel,
+    DuelEndEvent,
+    DuelSummary,
     EnvidoEvent,
     EnvidoOutcome,
     EventBody,
+    FlorEvent,
+    FlorOutcome,
     GameEndEvent,
     GameResult,
     HandEndEvent,
@@ -36,6 +42,7 @@ from arena.rules.views import (
     PendingCall,
     Play,
     SeatView,
+    SignalEvent,
     Trick,
     TrickEvent,
 )
@@ -182,12 +189,13 @@ def action_to_proto(action: Action) -> pb.Action:
 
 
 def action_from_proto(msg: pb.Action, deck: Deck) -> Action:
-    """Read an action. The card is required for PLAY and DISCARD and refused on other kinds;
-    the slot likewise for PLAY_FACE_DOWN."""
+    """Read an action. The card is required for PLAY and refused on kinds other than PLAY and
+    DISCARD (a DISCARD move shown to anyone but the gallo has no card: the discard is
+    private); the slot likewise is required for PLAY_FACE_DOWN and refused elsewhere."""
     kind = _kind_from_proto(msg.kind)
     name = kind.name
     has_card, has_slot = msg.HasField("card"), msg.HasField("slot")
-    if kind in _CARD_KINDS and not has_card:
+    if kind in _CARD_KINDS and not has_card and kind is not ActionKind.DISCARD:
         raise ProtocolViolation(f"action {name} needs a card: set `card`")
     if kind not in _CARD_KINDS and has_card:
         raise ProtocolViolation(f"action {name} takes no card: leave `card` unset")
@@ -302,6 +310,91 @@ def _optional(msg: Any, field: str) -> int | None:
     return value
 
 
+# Flor, duels, signals ------------------------------------------------------------------------
+
+
+def flor_to_proto(outcome: FlorOutcome) -> pb.FlorOutcome:
+    """A `FlorOutcome` message."""
+    return pb.FlorOutcome(
+        chain=[_KIND_TO_WIRE[k] for k in outcome.chain],
+        singer=outcome.singer,
+        winner=outcome.winner,
+        team=outcome.team,
+        points=outcome.points,
+    )
+
+
+def flor_from_proto(msg: pb.FlorOutcome) -> FlorOutcome:
+    """Read a flor payout."""
+    return FlorOutcome(
+        chain=tuple(_kind_from_proto(k) for k in msg.chain),
+        singer=msg.singer,
+        winner=_optional(msg, "winner"),
+        team=msg.team,
+        points=msg.points,
+    )
+
+
+def duel_to_proto(duel: Duel) -> pb.Duel:
+    """A `Duel` message."""
+    return pb.Duel(index=duel.index, of=duel.of, seats=list(duel.seats))
+
+
+def duel_from_proto(msg: pb.Duel) -> Duel:
+    """Read a duel."""
+    if len(msg.seats) != 2:
+        raise ProtocolViolation(f"a duel has two seats, got {list(msg.seats)}")
+    return Duel(index=msg.index, of=msg.of, seats=(msg.seats[0], msg.seats[1]))
+
+
+def duel_summary_to_proto(summary: DuelSummary) -> pb.DuelSummary:
+    """A `DuelSummary` message."""
+    return pb.DuelSummary(
+        duel=duel_to_proto(summary.duel),
+        tricks=[trick_to_proto(t) for t in summary.tricks],
+        winner_team=summary.winner_team,
+        awards=[award_to_proto(a) for a in summary.awards],
+        ended_by=summary.ended_by,
+    )
+
+
+def duel_summary_from_proto(msg: pb.DuelSummary, deck: Deck) -> DuelSummary:
+    """Read a finished duel."""
+    return DuelSummary(
+        duel=duel_from_proto(msg.duel),
+        tricks=tuple(trick_from_proto(t, deck) for t in msg.tricks),
+        winner_team=_optional(msg, "winner_team"),
+        awards=tuple(award_from_proto(a) for a in msg.awards),
+        ended_by=msg.ended_by,
+    )
+
+
+def signal_to_proto(signal: Signal) -> pb.Signal:
+    """A `Signal` message (same kind numbers)."""
+    return pb.Signal(
+        kind=pb.SignalKind.Name(int(signal.kind)), text=signal.text, value=signal.value
+    )
+
+
+def signal_from_proto(msg: pb.Signal) -> Signal:
+    """Read a signal; an unknown kind is a `ProtocolViolation` (the referee then refuses it;
+    well-formedness beyond the kind is the engine's `Signal.check`)."""
+    try:
+        kind = SignalKind(msg.kind)
+    except ValueError:
+        valid = ", ".join(f"{k.name}={int(k)}" for k in SignalKind)
+        raise ProtocolViolation(f"signal kind {msg.kind} is not one of {valid}") from None
+    return Signal(kind=kind, text=msg.text, value=_optional(msg, "value"))
+
+
+def _seen_to_proto(seen: SeenSignal) -> pb.SeenSignal:
+    return pb.SeenSignal(seat=seen.seat, move=seen.move, signal=signal_to_proto(seen.signal))
+
+
+def _seen_from_proto(msg: pb.SeenSignal) -> SeenSignal:
+    return SeenSignal(seat=msg.seat, move=msg.move, signal=signal_from_proto(msg.signal))
+
+
 # Views ---------------------------------------------------------------------------------------
 
 
@@ -334,6 +427,14 @@ def view_to_proto(view: SeatView) -> pb.View:
         awards=[award_to_proto(a) for a in view.awards],
         to_act=view.to_act,
         legal_actions=[action_to_proto(a) for a in view.legal_actions],
+        side=view.side,
+        side_of=view.side_of,
+        gallo=view.gallo,
+        discard=None if view.discard is None else card_to_proto(view.discard),
+        flor=[flor_to_proto(f) for f in view.flor],
+        duel=None if view.duel is None else duel_to_proto(view.duel),
+        duels=[duel_summary_to_proto(d) for d in view.duels],
+        signals=[_seen_to_proto(x) for x in view.signals],
     )
 
 
@@ -366,6 +467,14 @@ def view_from_proto(msg: pb.View, deck: Deck) -> SeatView:
         awards=tuple(award_from_proto(a) for a in msg.awards),
         to_act=_optional(msg, "to_act"),
         legal_actions=_actions_from_proto(msg.legal_actions, deck),
+        side=msg.side,
+        side_of=tuple(msg.side_of),
+        gallo=_optional(msg, "gallo"),
+        discard=card_from_proto(msg.discard, deck) if msg.HasField("discard") else None,
+        flor=tuple(flor_from_proto(f) for f in msg.flor),
+        duel=duel_from_proto(msg.duel) if msg.HasField("duel") else None,
+        duels=tuple(duel_summary_from_proto(d, deck) for d in msg.duels),
+        signals=tuple(_seen_from_proto(x) for x in msg.signals),
     )
 
 
@@ -385,6 +494,9 @@ def summary_to_proto(summary: HandSummary) -> pb.HandSummary:
         revealed=_seat_cards_to_proto(summary.revealed),
         scores=summary.scores,
         ended_by=summary.ended_by,
+        flor_revealed=_seat_cards_to_proto(summary.flor_revealed),
+        duels=[duel_summary_to_proto(d) for d in summary.duels],
+        gallo=summary.gallo,
     )
 
 
@@ -401,6 +513,9 @@ def summary_from_proto(msg: pb.HandSummary, deck: Deck) -> HandSummary:
         revealed=_seat_cards_from_proto(msg.revealed, deck),
         scores=tuple(msg.scores),
         ended_by=msg.ended_by,
+        flor_revealed=_seat_cards_from_proto(msg.flor_revealed, deck),
+        duels=tuple(duel_summary_from_proto(d, deck) for d in msg.duels),
+        gallo=_optional(msg, "gallo"),
     )
 
 
@@ -446,6 +561,10 @@ def options_to_proto(options: Options) -> pb.Options:
         flor=options.flor,
         blind_iron_hand=options.blind_iron_hand,
         all_tied=options.all_tied,
+        gallo=options.gallo,
+        pico_until=options.pico_until,
+        signals=options.signals,
+        leak=options.leak,
     )
 
 
@@ -457,6 +576,10 @@ def options_from_proto(msg: pb.Options) -> Options:
         flor=msg.flor,
         blind_iron_hand=msg.blind_iron_hand,
         all_tied=msg.all_tied,
+        gallo=msg.gallo,
+        pico_until=msg.pico_until,
+        signals=msg.signals,
+        leak=msg.leak,
     )
 
 
@@ -493,6 +616,14 @@ def event_to_proto(body: EventBody, *, match_id: str, seat: int) -> pb.ServerMes
         event.envido.outcome.CopyFrom(envido_to_proto(body.outcome))
     elif isinstance(body, GameEndEvent):
         event.game_end.result.CopyFrom(game_result_to_proto(body.result))
+    elif isinstance(body, FlorEvent):
+        event.flor.outcome.CopyFrom(flor_to_proto(body.outcome))
+    elif isinstance(body, DuelEndEvent):
+        event.duel_end.summary.CopyFrom(duel_summary_to_proto(body.summary))
+    elif isinstance(body, SignalEvent):
+        event.signal.seat = body.seat
+        event.signal.move = body.move
+        event.signal.signal.CopyFrom(signal_to_proto(body.signal))
     else:
         raise TypeError(f"not an event body: {body!r}")
     return pb.ServerMessage(event=event)
@@ -519,4 +650,11 @@ def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
         return EnvidoEvent(envido_from_proto(event.envido.outcome))
     if which == "game_end":
         return GameEndEvent(game_result_from_proto(event.game_end.result))
-    raise ProtocolViolation("game event has no event set (move, trick, envido or game_end)")
+    if which == "flor":
+        return FlorEvent(flor_from_proto(event.flor.outcome))
+    if which == "duel_end":
+        return DuelEndEvent(duel_summary_from_proto(event.duel_end.summary, deck))
+    if which == "signal":
+        s = event.signal
+        return SignalEvent(s.seat, s.move, signal_from_proto(s.signal))
+    raise ProtocolViolation("game event has no event set")

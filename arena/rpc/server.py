@@ -182,15 +182,21 @@ class Connection:
         self._expire(rid, "answered")
         choice = reply.WhichOneof("choice")
         answer: Answer | ProtocolViolation
-        if choice == "action_index":
-            answer = Answer(action_index=reply.action_index)
-        elif choice == "action":
-            try:
-                answer = Answer(action=convert.action_from_proto(reply.action, waiting.deck))
-            except ProtocolViolation as exc:
-                answer = exc
-        else:
-            answer = ProtocolViolation("the answer chose no action (set action_index or action)")
+        try:
+            signal = (
+                convert.signal_from_proto(reply.signal) if reply.HasField("signal") else None
+            )
+            if choice == "action_index":
+                answer = Answer(action_index=reply.action_index, signal=signal)
+            elif choice == "action":
+                action = convert.action_from_proto(reply.action, waiting.deck)
+                answer = Answer(action=action, signal=signal)
+            else:
+                answer = ProtocolViolation(
+                    "the answer chose no action (set action_index or action)"
+                )
+        except ProtocolViolation as exc:
+            answer = exc
         if isinstance(answer, ProtocolViolation):
             self.send(
                 _error(pb.ERROR_CODE_MALFORMED, str(answer), request_id=rid,

@@ -33,6 +33,7 @@ import grpc
 from arena.rpc import convert
 from arena.rules import Action, HandSummary, Options, SeatView
 from arena.rules.cards import Deck
+from arena.rules.signals import Signal, SignalKind
 from arena.rules.views import EventBody
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -69,8 +70,12 @@ class Bot:
     def on_match_start(self, info: MatchInfo) -> None:
         """The match started; `info` says which seat this instance plays."""
 
-    def act(self, view: SeatView, legal: tuple[Action, ...]) -> Action | int:
-        """Choose an action: one of `legal`, or its index in `legal`."""
+    def act(
+        self, view: SeatView, legal: tuple[Action, ...]
+    ) -> Action | int | tuple[Action | int, Signal | None]:
+        """Choose an action: one of `legal`, or its index in `legal`. To send your partners
+        a sign with it (señas, RULES.md §4.9), return `(choice, Signal(...))`; the signs you
+        receive are in `view.signals`."""
         raise NotImplementedError
 
     def on_event(self, event: EventBody) -> None:
@@ -174,11 +179,16 @@ def _handle(
         view = convert.view_from_proto(d.view, deck)
         legal = tuple(convert.action_from_proto(a, deck) for a in d.legal_actions)
         reply = pb.ActionReply(request_id=d.request_id, match_id=d.match_id, seat=d.seat)
+        signal: Signal | None = None
         try:
             choice = bot.act(view, legal)
+            if isinstance(choice, tuple):
+                choice, signal = choice
         except Exception:
             _log("act() raised; answering the first legal action:\n" + traceback.format_exc())
-            choice = 0
+            choice, signal = 0, None
+        if signal is not None:
+            reply.signal.CopyFrom(convert.signal_to_proto(signal))
         if isinstance(choice, Action):
             reply.action.CopyFrom(convert.action_to_proto(choice))
         else:
@@ -235,4 +245,4 @@ def main(bot_factory: Callable[[], Bot], argv: Sequence[str] | None = None) -> N
     )
 
 
-__all__ = ["Bot", "MatchInfo", "MatchOver", "main", "run"]
+__all__ = ["Bot", "MatchInfo", "MatchOver", "Signal", "SignalKind", "main", "run"]

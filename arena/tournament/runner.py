@@ -25,7 +25,7 @@ from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.launcher import SeatProcess, resolve_command
-from arena.tournament.schedule import Pairing, round_robin
+from arena.tournament.schedule import Pairing, round_robin, seat_bots
 from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.tournament")
@@ -163,6 +163,7 @@ class TournamentRunner:
             self.store.save_match(
                 cfg.name, report, options=pairing.options.as_dict(),
                 team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,
+                accounts=game.team_of,
             )
         return report
 
@@ -183,7 +184,7 @@ class TournamentRunner:
             cancel.cancel()
 
     async def _connect_seat(self, pairing: Pairing, game: Match, seat: int) -> _Seat:
-        bot = pairing.teams[game.team_of[seat]]
+        bot = seat_bots(pairing, game.team_of)[seat]
         process: SeatProcess | None = None
         if bot.launched:
             token = self.hub.new_token()
@@ -278,7 +279,7 @@ def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
         Termination.FORFEIT, 1 - game.team_of[seat], seat, why, None,
         (0,) * game.num_seats, (0,) * game.num_teams, (0,) * game.num_teams,
     )
-    names = tuple(pairing.teams[game.team_of[s]].name for s in range(game.num_seats))
+    names = tuple(bot.name for bot in seat_bots(pairing, game.team_of))
     now = time.time()
     return MatchReport(
         match_id=pairing.match_id, variant=pairing.variant, seed=pairing.seed,

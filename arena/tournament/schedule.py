@@ -27,6 +27,17 @@ class Pairing:
     index: int
 
 
+def seat_bots(pairing: Pairing, accounts: tuple[int, ...]) -> tuple[BotSpec, ...]:
+    """The bot in each seat. In team variants each bot fills every seat of its team. In
+    argentine-gallo (three seats) the first bot of the pairing takes seat 0 — the gallo all
+    match with a fixed gallo, one of three players with a rotating one — and the second bot
+    seats 1 and 2; since sides alternate between games, each bot is the lone player equally
+    often."""
+    if len(accounts) == 3:
+        return (pairing.teams[0], pairing.teams[1], pairing.teams[1])
+    return tuple(pairing.teams[account] for account in accounts)
+
+
 def match_seed(tournament_seed: int, *label: object) -> int:
     """A 63-bit match seed derived from the tournament seed and a label."""
     text = "/".join(str(part) for part in ("truco-arena-match", tournament_seed, *label))

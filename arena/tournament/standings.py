@@ -43,8 +43,9 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
                 line.wins += 1
             elif row.winner_team is not None:
                 line.losses += 1
-            # Strikes per seat: seats of team t are those with seat % 2 == t.
-            line.faults += sum(s for i, s in enumerate(row.strikes) if i % 2 == team)
+            # Strikes per seat, credited to the bot in that seat.
+            seat_bots = row.seat_bots or tuple(bots[i % 2] for i in range(len(row.strikes)))
+            line.faults += sum(s for i, s in enumerate(row.strikes) if seat_bots[i] == bot)
             if row.faulty_bot == bot and row.termination != "normal":
                 line.forfeits += 1
     return sorted(

@@ -33,18 +33,19 @@ CREATE TABLE IF NOT EXISTS matches (
     variant      TEXT NOT NULL,
     options      TEXT NOT NULL,     -- JSON
     seed         INTEGER NOT NULL,
-    bot0         TEXT NOT NULL,     -- the bot on team 0
-    bot1         TEXT NOT NULL,     -- the bot on team 1
+    bot0         TEXT NOT NULL,     -- the pairing's first bot (team 0; seat 0 in gallo)
+    bot1         TEXT NOT NULL,     -- its second bot (team 1; seats 1 and 2 in gallo)
     termination  TEXT NOT NULL,     -- normal, timeout, illegal_action, disconnect, forfeit
-    winner_team  INTEGER,
+    winner_team  INTEGER,           -- 0: bot0 won, 1: bot1 won, NULL: nobody
     faulty_seat  INTEGER,
     faulty_bot   TEXT,
     detail       TEXT NOT NULL DEFAULT '',
-    points0      INTEGER NOT NULL,
+    points0      INTEGER NOT NULL,  -- bot0's points (its best seat's, in rotating gallo)
     points1      INTEGER NOT NULL,
-    games0       INTEGER NOT NULL,
+    games0       INTEGER NOT NULL,  -- chicos / games won by bot0
     games1       INTEGER NOT NULL,
     strikes      TEXT NOT NULL,     -- JSON list per seat
+    seat_bots    TEXT NOT NULL DEFAULT '[]',  -- JSON list: the bot in each seat
     decisions    INTEGER NOT NULL,
     replay       TEXT,
     started_at   REAL NOT NULL,
@@ -68,6 +69,34 @@ class MatchRow:
     points0: int
     points1: int
     strikes: tuple[int, ...]
+    seat_bots: tuple[str, ...] = ()
+
+
+def bot_results(
+    report: MatchReport, bots: tuple[str, str], accounts: tuple[int, ...]
+) -> tuple[int | None, tuple[int, int], tuple[int, int]]:
+    """Which of the pairing's two bots won (0, 1 or None), and each bot's points and games.
+
+    A bot's points and games are those of its best account (one account per team in team
+    games; in rotating gallo a bot holding two seats is credited with its better player)."""
+    o = report.outcome
+    names = report.seat_names
+    mine = [
+        {accounts[seat] for seat, name in enumerate(names) if name == bot} for bot in bots
+    ]
+
+    def best(values: tuple[int, ...], index: int) -> int:
+        return max((values[a] for a in mine[index] if a < len(values)), default=0)
+
+    points = (best(o.points, 0), best(o.points, 1))
+    games = (best(o.games_won, 0), best(o.games_won, 1))
+    winner: int | None = None
+    if o.winner_team is not None:
+        winner = next((i for i in (0, 1) if o.winner_team in mine[i]), None)
+    elif o.faulty_seat is not None:
+        faulty = names[o.faulty_seat]
+        winner = 1 if faulty == bots[0] else 0 if faulty == bots[1] else None
+    return winner, points, games
 
 
 class Store:
@@ -80,6 +109,12 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
+        if "seat_bots" not in columns:  # a database from before gallo
+            with self.db:
+                self.db.execute(
+                    "ALTER TABLE matches ADD COLUMN seat_bots TEXT NOT NULL DEFAULT '[]'"
+                )
 
     def close(self) -> None:
         self.db.close()
@@ -125,24 +160,32 @@ class Store:
         options: dict[str, object],
         team_bots: tuple[str, str],
         replay: Path | None,
+        accounts: tuple[int, ...] | None = None,
     ) -> None:
-        """Commit one finished match (idempotent: storing it twice keeps one row)."""
+        """Commit one finished match (idempotent: storing it twice keeps one row).
+
+        `accounts` maps seats to scoring accounts (default seat % 2); the row's winner,
+        points and games are per bot of the pairing (see `bot_results`)."""
         o = report.outcome
-        faulty_bot = report.seat_names[o.faulty_seat] if o.faulty_seat is not None else None
+        names = report.seat_names
+        accounts = accounts or tuple(seat % 2 for seat in range(len(names)))
+        winner, points, games = bot_results(report, team_bots, accounts)
+        faulty_bot = names[o.faulty_seat] if o.faulty_seat is not None else None
         with self.db:
             self.db.execute(
                 """INSERT OR IGNORE INTO matches(id, tournament, variant, options, seed, bot0,
                 bot1, termination, winner_team, faulty_seat, faulty_bot, detail, points0,
-                points1, games0, games1, strikes, decisions, replay, started_at, finished_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                points1, games0, games1, strikes, decisions, replay, started_at, finished_at,
+                seat_bots)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     report.match_id, tournament, report.variant,
                     json.dumps(options, sort_keys=True), report.seed,
-                    team_bots[0], team_bots[1], o.termination.name.lower(), o.winner_team,
-                    o.faulty_seat, faulty_bot, o.detail, o.points[0], o.points[1],
-                    o.games_won[0], o.games_won[1], json.dumps(list(o.strikes)),
+                    team_bots[0], team_bots[1], o.termination.name.lower(), winner,
+                    o.faulty_seat, faulty_bot, o.detail, points[0], points[1],
+                    games[0], games[1], json.dumps(list(o.strikes)),
                     len(report.decisions), str(replay) if replay else None,
-                    report.started_at, report.finished_at,
+                    report.started_at, report.finished_at, json.dumps(list(names)),
                 ),
             )
 
@@ -150,11 +193,11 @@ class Store:
         """Every stored match of `tournament`, in id order."""
         rows = self.db.execute(
             """SELECT id, variant, bot0, bot1, termination, winner_team, faulty_bot, points0,
-            points1, strikes FROM matches WHERE tournament = ? ORDER BY id""",
+            points1, strikes, seat_bots FROM matches WHERE tournament = ? ORDER BY id""",
             (tournament,),
         )
         return [
             MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                     tuple(json.loads(r[9])))
+                     tuple(json.loads(r[9])), tuple(json.loads(r[10])))
             for r in rows
         ]

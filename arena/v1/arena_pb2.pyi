@@ -80,6 +80,19 @@ class AwardReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     AWARD_REASON_FLOR: _ClassVar[AwardReason]
     AWARD_REASON_HAND_OF_TEN_DECLINED: _ClassVar[AwardReason]
     AWARD_REASON_IRON_HAND: _ClassVar[AwardReason]
+
+class SignalKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    SIGNAL_KIND_UNSPECIFIED: _ClassVar[SignalKind]
+    SIGNAL_KIND_TEXT: _ClassVar[SignalKind]
+    SIGNAL_KIND_ANCHO_DE_ESPADA: _ClassVar[SignalKind]
+    SIGNAL_KIND_ANCHO_DE_BASTO: _ClassVar[SignalKind]
+    SIGNAL_KIND_SIETE_DE_ESPADA: _ClassVar[SignalKind]
+    SIGNAL_KIND_SIETE_DE_ORO: _ClassVar[SignalKind]
+    SIGNAL_KIND_TRES: _ClassVar[SignalKind]
+    SIGNAL_KIND_FLOR: _ClassVar[SignalKind]
+    SIGNAL_KIND_ENVIDO: _ClassVar[SignalKind]
+    SIGNAL_KIND_NADA: _ClassVar[SignalKind]
 TERMINATION_UNSPECIFIED: Termination
 TERMINATION_NORMAL: Termination
 TERMINATION_TIMEOUT: Termination
@@ -139,6 +152,16 @@ AWARD_REASON_ENVIDO_REJECTED: AwardReason
 AWARD_REASON_FLOR: AwardReason
 AWARD_REASON_HAND_OF_TEN_DECLINED: AwardReason
 AWARD_REASON_IRON_HAND: AwardReason
+SIGNAL_KIND_UNSPECIFIED: SignalKind
+SIGNAL_KIND_TEXT: SignalKind
+SIGNAL_KIND_ANCHO_DE_ESPADA: SignalKind
+SIGNAL_KIND_ANCHO_DE_BASTO: SignalKind
+SIGNAL_KIND_SIETE_DE_ESPADA: SignalKind
+SIGNAL_KIND_SIETE_DE_ORO: SignalKind
+SIGNAL_KIND_TRES: SignalKind
+SIGNAL_KIND_FLOR: SignalKind
+SIGNAL_KIND_ENVIDO: SignalKind
+SIGNAL_KIND_NADA: SignalKind
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "action")
@@ -149,7 +172,7 @@ class BotMessage(_message.Message):
     def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., action: _Optional[_Union[ActionReply, _Mapping]] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "game_started", "decision", "event", "hand_ended", "game_over", "error")
+    __slots__ = ("welcome", "game_started", "decision", "event", "hand_ended", "game_over", "error", "batch")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     GAME_STARTED_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
@@ -157,6 +180,7 @@ class ServerMessage(_message.Message):
     HAND_ENDED_FIELD_NUMBER: _ClassVar[int]
     GAME_OVER_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    BATCH_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     game_started: GameStarted
     decision: DecisionRequest
@@ -164,33 +188,44 @@ class ServerMessage(_message.Message):
     hand_ended: HandEnded
     game_over: GameOver
     error: Error
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    batch: Batch
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., game_started: _Optional[_Union[GameStarted, _Mapping]] = ..., decision: _Optional[_Union[DecisionRequest, _Mapping]] = ..., event: _Optional[_Union[GameEvent, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., game_over: _Optional[_Union[GameOver, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., batch: _Optional[_Union[Batch, _Mapping]] = ...) -> None: ...
+
+class Batch(_message.Message):
+    __slots__ = ("messages",)
+    MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    messages: _containers.RepeatedCompositeFieldContainer[ServerMessage]
+    def __init__(self, messages: _Optional[_Iterable[_Union[ServerMessage, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "token", "protocol_version")
+    __slots__ = ("bot_name", "bot_version", "token", "protocol_version", "accepts_batches")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    ACCEPTS_BATCHES_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     token: str
     protocol_version: int
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ...) -> None: ...
+    accepts_batches: bool
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accepts_batches: _Optional[bool] = ...) -> None: ...
 
 class ActionReply(_message.Message):
-    __slots__ = ("request_id", "match_id", "seat", "action_index", "action")
+    __slots__ = ("request_id", "match_id", "seat", "action_index", "action", "signal")
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     ACTION_INDEX_FIELD_NUMBER: _ClassVar[int]
     ACTION_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
     request_id: str
     match_id: str
     seat: int
     action_index: int
     action: Action
-    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ...) -> None: ...
+    signal: Signal
+    def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("protocol_version", "server_version", "session_id")
@@ -259,20 +294,26 @@ class DecisionRequest(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., view: _Optional[_Union[View, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., deadline_unix_ms: _Optional[int] = ..., time_left_ms: _Optional[int] = ...) -> None: ...
 
 class GameEvent(_message.Message):
-    __slots__ = ("match_id", "seat", "move", "trick", "envido", "game_end")
+    __slots__ = ("match_id", "seat", "move", "trick", "envido", "game_end", "flor", "duel_end", "signal")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     MOVE_FIELD_NUMBER: _ClassVar[int]
     TRICK_FIELD_NUMBER: _ClassVar[int]
     ENVIDO_FIELD_NUMBER: _ClassVar[int]
     GAME_END_FIELD_NUMBER: _ClassVar[int]
+    FLOR_FIELD_NUMBER: _ClassVar[int]
+    DUEL_END_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     move: MoveEvent
     trick: TrickEvent
     envido: EnvidoEvent
     game_end: GameEndEvent
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., move: _Optional[_Union[MoveEvent, _Mapping]] = ..., trick: _Optional[_Union[TrickEvent, _Mapping]] = ..., envido: _Optional[_Union[EnvidoEvent, _Mapping]] = ..., game_end: _Optional[_Union[GameEndEvent, _Mapping]] = ...) -> None: ...
+    flor: FlorEvent
+    duel_end: DuelEndEvent
+    signal: SignalEvent
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., move: _Optional[_Union[MoveEvent, _Mapping]] = ..., trick: _Optional[_Union[TrickEvent, _Mapping]] = ..., envido: _Optional[_Union[EnvidoEvent, _Mapping]] = ..., game_end: _Optional[_Union[GameEndEvent, _Mapping]] = ..., flor: _Optional[_Union[FlorEvent, _Mapping]] = ..., duel_end: _Optional[_Union[DuelEndEvent, _Mapping]] = ..., signal: _Optional[_Union[SignalEvent, _Mapping]] = ...) -> None: ...
 
 class MoveEvent(_message.Message):
     __slots__ = ("move", "card")
@@ -451,7 +492,7 @@ class SeatCards(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("variant", "seat", "team", "team_of", "game_number", "hand_number", "dealer", "mano", "scores", "games_won", "target", "hand", "hand_size", "partner_cards", "tricks", "current_trick", "moves", "hand_value", "pending", "envido", "folded", "hand_of_ten", "iron_hand", "awards", "to_act", "legal_actions")
+    __slots__ = ("variant", "seat", "team", "team_of", "game_number", "hand_number", "dealer", "mano", "scores", "games_won", "target", "hand", "hand_size", "partner_cards", "tricks", "current_trick", "moves", "hand_value", "pending", "envido", "folded", "hand_of_ten", "iron_hand", "awards", "to_act", "legal_actions", "side", "side_of", "gallo", "discard", "flor", "duel", "duels", "signals")
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TEAM_FIELD_NUMBER: _ClassVar[int]
@@ -478,6 +519,14 @@ class View(_message.Message):
     AWARDS_FIELD_NUMBER: _ClassVar[int]
     TO_ACT_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
+    SIDE_FIELD_NUMBER: _ClassVar[int]
+    SIDE_OF_FIELD_NUMBER: _ClassVar[int]
+    GALLO_FIELD_NUMBER: _ClassVar[int]
+    DISCARD_FIELD_NUMBER: _ClassVar[int]
+    FLOR_FIELD_NUMBER: _ClassVar[int]
+    DUEL_FIELD_NUMBER: _ClassVar[int]
+    DUELS_FIELD_NUMBER: _ClassVar[int]
+    SIGNALS_FIELD_NUMBER: _ClassVar[int]
     variant: str
     seat: int
     team: int
@@ -504,10 +553,18 @@ class View(_message.Message):
     awards: _containers.RepeatedCompositeFieldContainer[Award]
     to_act: int
     legal_actions: _containers.RepeatedCompositeFieldContainer[Action]
-    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., team_of: _Optional[_Iterable[int]] = ..., game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., games_won: _Optional[_Iterable[int]] = ..., target: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_size: _Optional[int] = ..., partner_cards: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., hand_value: _Optional[int] = ..., pending: _Optional[_Union[PendingCall, _Mapping]] = ..., envido: _Optional[_Union[EnvidoOutcome, _Mapping]] = ..., folded: _Optional[_Iterable[int]] = ..., hand_of_ten: _Optional[int] = ..., iron_hand: _Optional[bool] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., to_act: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ...) -> None: ...
+    side: int
+    side_of: _containers.RepeatedScalarFieldContainer[int]
+    gallo: int
+    discard: Card
+    flor: _containers.RepeatedCompositeFieldContainer[FlorOutcome]
+    duel: Duel
+    duels: _containers.RepeatedCompositeFieldContainer[DuelSummary]
+    signals: _containers.RepeatedCompositeFieldContainer[SeenSignal]
+    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., team_of: _Optional[_Iterable[int]] = ..., game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., games_won: _Optional[_Iterable[int]] = ..., target: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_size: _Optional[int] = ..., partner_cards: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., hand_value: _Optional[int] = ..., pending: _Optional[_Union[PendingCall, _Mapping]] = ..., envido: _Optional[_Union[EnvidoOutcome, _Mapping]] = ..., folded: _Optional[_Iterable[int]] = ..., hand_of_ten: _Optional[int] = ..., iron_hand: _Optional[bool] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., to_act: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., side: _Optional[int] = ..., side_of: _Optional[_Iterable[int]] = ..., gallo: _Optional[int] = ..., discard: _Optional[_Union[Card, _Mapping]] = ..., flor: _Optional[_Iterable[_Union[FlorOutcome, _Mapping]]] = ..., duel: _Optional[_Union[Duel, _Mapping]] = ..., duels: _Optional[_Iterable[_Union[DuelSummary, _Mapping]]] = ..., signals: _Optional[_Iterable[_Union[SeenSignal, _Mapping]]] = ...) -> None: ...
 
 class HandSummary(_message.Message):
-    __slots__ = ("game_number", "hand_number", "dealer", "mano", "tricks", "winner_team", "awards", "revealed", "scores", "ended_by")
+    __slots__ = ("game_number", "hand_number", "dealer", "mano", "tricks", "winner_team", "awards", "revealed", "scores", "ended_by", "flor_revealed", "duels", "gallo")
     GAME_NUMBER_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
@@ -518,6 +575,9 @@ class HandSummary(_message.Message):
     REVEALED_FIELD_NUMBER: _ClassVar[int]
     SCORES_FIELD_NUMBER: _ClassVar[int]
     ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    FLOR_REVEALED_FIELD_NUMBER: _ClassVar[int]
+    DUELS_FIELD_NUMBER: _ClassVar[int]
+    GALLO_FIELD_NUMBER: _ClassVar[int]
     game_number: int
     hand_number: int
     dealer: int
@@ -528,7 +588,10 @@ class HandSummary(_message.Message):
     revealed: _containers.RepeatedCompositeFieldContainer[SeatCards]
     scores: _containers.RepeatedScalarFieldContainer[int]
     ended_by: str
-    def __init__(self, game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., winner_team: _Optional[int] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., ended_by: _Optional[str] = ...) -> None: ...
+    flor_revealed: _containers.RepeatedCompositeFieldContainer[SeatCards]
+    duels: _containers.RepeatedCompositeFieldContainer[DuelSummary]
+    gallo: int
+    def __init__(self, game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., winner_team: _Optional[int] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., revealed: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., scores: _Optional[_Iterable[int]] = ..., ended_by: _Optional[str] = ..., flor_revealed: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., duels: _Optional[_Iterable[_Union[DuelSummary, _Mapping]]] = ..., gallo: _Optional[int] = ...) -> None: ...
 
 class GameResult(_message.Message):
     __slots__ = ("game_number", "winner_team", "scores")
@@ -553,15 +616,103 @@ class MatchResult(_message.Message):
     def __init__(self, winner_team: _Optional[int] = ..., games: _Optional[_Iterable[_Union[GameResult, _Mapping]]] = ..., games_won: _Optional[_Iterable[int]] = ..., points: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Options(_message.Message):
-    __slots__ = ("target", "chicos", "flor", "blind_iron_hand", "all_tied")
+    __slots__ = ("target", "chicos", "flor", "blind_iron_hand", "all_tied", "gallo", "pico_until", "signals", "leak")
     TARGET_FIELD_NUMBER: _ClassVar[int]
     CHICOS_FIELD_NUMBER: _ClassVar[int]
     FLOR_FIELD_NUMBER: _ClassVar[int]
     BLIND_IRON_HAND_FIELD_NUMBER: _ClassVar[int]
     ALL_TIED_FIELD_NUMBER: _ClassVar[int]
+    GALLO_FIELD_NUMBER: _ClassVar[int]
+    PICO_UNTIL_FIELD_NUMBER: _ClassVar[int]
+    SIGNALS_FIELD_NUMBER: _ClassVar[int]
+    LEAK_FIELD_NUMBER: _ClassVar[int]
     target: int
     chicos: int
     flor: bool
     blind_iron_hand: bool
     all_tied: str
-    def __init__(self, target: _Optional[int] = ..., chicos: _Optional[int] = ..., flor: _Optional[bool] = ..., blind_iron_hand: _Optional[bool] = ..., all_tied: _Optional[str] = ...) -> None: ...
+    gallo: str
+    pico_until: int
+    signals: str
+    leak: float
+    def __init__(self, target: _Optional[int] = ..., chicos: _Optional[int] = ..., flor: _Optional[bool] = ..., blind_iron_hand: _Optional[bool] = ..., all_tied: _Optional[str] = ..., gallo: _Optional[str] = ..., pico_until: _Optional[int] = ..., signals: _Optional[str] = ..., leak: _Optional[float] = ...) -> None: ...
+
+class FlorOutcome(_message.Message):
+    __slots__ = ("chain", "singer", "winner", "team", "points")
+    CHAIN_FIELD_NUMBER: _ClassVar[int]
+    SINGER_FIELD_NUMBER: _ClassVar[int]
+    WINNER_FIELD_NUMBER: _ClassVar[int]
+    TEAM_FIELD_NUMBER: _ClassVar[int]
+    POINTS_FIELD_NUMBER: _ClassVar[int]
+    chain: _containers.RepeatedScalarFieldContainer[ActionKind]
+    singer: int
+    winner: int
+    team: int
+    points: int
+    def __init__(self, chain: _Optional[_Iterable[_Union[ActionKind, str]]] = ..., singer: _Optional[int] = ..., winner: _Optional[int] = ..., team: _Optional[int] = ..., points: _Optional[int] = ...) -> None: ...
+
+class FlorEvent(_message.Message):
+    __slots__ = ("outcome",)
+    OUTCOME_FIELD_NUMBER: _ClassVar[int]
+    outcome: FlorOutcome
+    def __init__(self, outcome: _Optional[_Union[FlorOutcome, _Mapping]] = ...) -> None: ...
+
+class Duel(_message.Message):
+    __slots__ = ("index", "of", "seats")
+    INDEX_FIELD_NUMBER: _ClassVar[int]
+    OF_FIELD_NUMBER: _ClassVar[int]
+    SEATS_FIELD_NUMBER: _ClassVar[int]
+    index: int
+    of: int
+    seats: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, index: _Optional[int] = ..., of: _Optional[int] = ..., seats: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class DuelSummary(_message.Message):
+    __slots__ = ("duel", "tricks", "winner_team", "awards", "ended_by")
+    DUEL_FIELD_NUMBER: _ClassVar[int]
+    TRICKS_FIELD_NUMBER: _ClassVar[int]
+    WINNER_TEAM_FIELD_NUMBER: _ClassVar[int]
+    AWARDS_FIELD_NUMBER: _ClassVar[int]
+    ENDED_BY_FIELD_NUMBER: _ClassVar[int]
+    duel: Duel
+    tricks: _containers.RepeatedCompositeFieldContainer[Trick]
+    winner_team: int
+    awards: _containers.RepeatedCompositeFieldContainer[Award]
+    ended_by: str
+    def __init__(self, duel: _Optional[_Union[Duel, _Mapping]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., winner_team: _Optional[int] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., ended_by: _Optional[str] = ...) -> None: ...
+
+class DuelEndEvent(_message.Message):
+    __slots__ = ("summary",)
+    SUMMARY_FIELD_NUMBER: _ClassVar[int]
+    summary: DuelSummary
+    def __init__(self, summary: _Optional[_Union[DuelSummary, _Mapping]] = ...) -> None: ...
+
+class Signal(_message.Message):
+    __slots__ = ("kind", "text", "value")
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    kind: SignalKind
+    text: str
+    value: int
+    def __init__(self, kind: _Optional[_Union[SignalKind, str]] = ..., text: _Optional[str] = ..., value: _Optional[int] = ...) -> None: ...
+
+class SeenSignal(_message.Message):
+    __slots__ = ("seat", "move", "signal")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    move: int
+    signal: Signal
+    def __init__(self, seat: _Optional[int] = ..., move: _Optional[int] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ...) -> None: ...
+
+class SignalEvent(_message.Message):
+    __slots__ = ("seat", "move", "signal")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    MOVE_FIELD_NUMBER: _ClassVar[int]
+    SIGNAL_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    move: int
+    signal: Signal
+    def __init__(self, seat: _Optional[int] = ..., move: _Optional[int] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ...) -> None: ...
