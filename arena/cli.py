@@ -112,7 +112,12 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
     try:
         with bar:
             trio.run(runner.run)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, BaseExceptionGroup) as exc:
+        # trio reports a Ctrl-C inside the tournament's nurseries as a group of them.
+        if isinstance(exc, BaseExceptionGroup):
+            interrupts, others = exc.split(KeyboardInterrupt)
+            if interrupts is None or others is not None:
+                raise
         err.print(
             f"\ninterrupted. Finished matches are saved in {config.database}; "
             "run the same command again to resume."
