@@ -325,3 +325,49 @@ def test_no_reconnect_within_the_window_is_a_disconnect() -> None:
     assert report.outcome.termination is Termination.DISCONNECT
     assert report.outcome.faulty_seat == 1
     assert elapsed == pytest.approx(3.0)
+
+
+def test_signals_reach_partners_only() -> None:
+    """A signal sent with an answer reaches the sender's partner as a SignalEvent and never
+    an opponent (RULES.md §4.9, signals "team")."""
+    from arena.rules.signals import Signal, SignalKind
+    from arena.rules.views import SignalEvent
+
+    def signalling(request: DecisionRequest) -> Answer:
+        return Answer(action_index=0, signal=Signal(SignalKind.TRES, "tengo"))
+
+    report, links, _ = play("argentine-2v2", [signalling, first_legal, first_legal, first_legal])
+    assert report.outcome.termination is Termination.NORMAL
+    sent = [d for d in report.decisions if d.seat == 0 and d.signal is not None]
+    assert sent
+    for seat, link in enumerate(links):
+        got = [t.body for t in link.told if not isinstance(t, HandSummary)
+               and isinstance(t.body, SignalEvent)]
+        if seat in (0, 2):
+            assert len(got) == len(sent)
+            assert all(e.seat == 0 and e.signal.kind is SignalKind.TRES for e in got)
+        else:
+            assert got == []
+    # The partner's views carry the signals too; the opponents' never do.
+    assert any(r.view.signals for r in links[2].requests)
+    assert not any(r.view.signals for r in links[1].requests + links[3].requests)
+
+
+def test_a_refused_signal_is_a_strike_and_the_action_goes_ahead() -> None:
+    """With signals "off" a signal is refused: a strike (illegal_action) for the seat, and the
+    action it came with is still applied, unsigned."""
+    from arena.rules.signals import Signal, SignalKind
+
+    def signalling(request: DecisionRequest) -> Answer:
+        return Answer(action_index=0, signal=Signal(SignalKind.NADA))
+
+    report, _, _ = play(
+        "argentine-2v2", [signalling, first_legal, first_legal, first_legal],
+        options={"target": 15, "chicos": 1, "signals": "off"},
+    )
+    o = report.outcome
+    assert o.termination is Termination.ILLEGAL_ACTION
+    assert o.faulty_seat == 0
+    faulted = [d for d in report.decisions if d.fault]
+    assert len(faulted) == 2
+    assert all("signal refused" in d.detail and d.signal is None for d in faulted)
