@@ -217,3 +217,27 @@ def test_bot_wrapper_answers_a_legal_action() -> None:
     assert seat is not None
     legal = match.legal_actions()
     assert bot.act(match.view(seat), legal) in legal
+
+
+def test_bot_signs_its_best_card_to_its_partner_once_a_hand() -> None:
+    """In a team game the bot's first action of a hand carries the classic sign of its best
+    card (RULES.md §4.9); later actions carry none; in 1v1 it never signs."""
+    from arena.sdk import SignalKind
+
+    match = stacked(
+        "argentine-2v2", "1e 4c 5o", "4e 5e 6e", "4b 5b 6b", "4o 6o 6c", dealer=3
+    )
+    bot = heuristic_bot.HeuristicBot()
+    first = bot.act(match.view(0), match.legal_actions())
+    assert isinstance(first, tuple)
+    action, sign = first
+    assert action in match.legal_actions()
+    assert sign is not None
+    assert sign.kind is SignalKind.ANCHO_DE_ESPADA
+    match.apply(action, sign)
+    while match.to_act != 0:
+        match.apply(match.legal_actions()[0])
+    later = bot.act(match.view(0), match.legal_actions())
+    assert not isinstance(later, tuple)
+    solo = stacked("argentine-1v1", "1e 4c 5o", "4e 5e 6e", dealer=1)
+    assert not isinstance(bot.act(solo.view(0), solo.legal_actions()), tuple)
