@@ -130,8 +130,11 @@ def run(
     try:
         with channel:
             stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
-            # wait_for_ready: a bot started before the referee waits for it to listen.
-            for message in stub.Play(outgoing(), wait_for_ready=True):
+            # wait_for_ready: a bot started before the referee waits for it to listen. Not a
+            # bot the referee launched (ARENA_LAUNCHED): its referee listens already, and if
+            # it is gone the bot must exit, not wait for it forever.
+            launched = os.environ.get("ARENA_LAUNCHED") == "1"
+            for message in stub.Play(outgoing(), wait_for_ready=not launched):
                 reply = _handle(message, seats, bot_factory)
                 if reply is not None:
                     outbox.put(reply)

@@ -1,7 +1,9 @@
 """Launched bots: one process per seat, in its own process group, logs captured, never orphaned.
 
 The referee starts the bot's command with ARENA_SERVER, ARENA_TOKEN (a one-off token for this
-seat) and ARENA_BOT_NAME in its environment, stdout and stderr going to a per-seat log file.
+seat), ARENA_BOT_NAME and ARENA_LAUNCHED=1 in its environment, stdout and stderr going to a
+per-seat log file. (ARENA_LAUNCHED tells the SDK not to wait for a referee that is not there:
+bots run in their own sessions, so one whose referee was killed must notice by itself.)
 Each process runs under `BotLimits` (CPU time, address space, open files). When the seat is
 done the process is asked to exit (it sees its stream end), then sent
 SIGTERM, then SIGKILL, to its whole process group.
@@ -81,7 +83,9 @@ class SeatProcess:
     ) -> SeatProcess:
         log_path.parent.mkdir(parents=True, exist_ok=True)
         env = dict(os.environ)
-        env.update(ARENA_SERVER=server, ARENA_TOKEN=token, ARENA_BOT_NAME=bot_name)
+        env.update(
+            ARENA_SERVER=server, ARENA_TOKEN=token, ARENA_BOT_NAME=bot_name, ARENA_LAUNCHED="1"
+        )
         if tls_ca is not None:
             env["ARENA_TLS_CA"] = str(tls_ca.resolve())  # the certificate to trust
         with log_path.open("ab") as log_file:

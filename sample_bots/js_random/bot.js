@@ -116,8 +116,11 @@ function main() {
     ? grpc.credentials.createSsl(require("node:fs").readFileSync(process.env.ARENA_TLS_CA))
     : grpc.credentials.createInsecure();
   const client = new arena.Referee(options.server, credentials);
-  // waitForReady: a bot started before the referee waits for it to listen.
-  const call = client.Play(new grpc.Metadata(), { waitForReady: true });
+  // waitForReady: a bot started before the referee waits for it to listen. Not a bot the
+  // referee launched (ARENA_LAUNCHED): its referee listens already, and if it is gone the
+  // bot must exit, not wait for it forever.
+  const launched = process.env.ARENA_LAUNCHED === "1";
+  const call = client.Play(new grpc.Metadata(), { waitForReady: !launched });
   const seats = new Map(); // "match_id/seat" -> variant, for the seats this connection holds
   let welcomed = false;
   let failed = false;
