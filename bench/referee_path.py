@@ -2,6 +2,8 @@
 
 Both servers talk to the same bot client (a separate process, grpc.aio, N streams), which says
 hello and answers every `DecisionRequest` at once with ``action_index = 0``, echoing its ids.
+Like the SDK and the JS bot it accepts batches (``BENCH_BATCHES=0``: it does not, and gets
+every message alone).
 
 - referee: the real thing — `serve_referee` (the trio bridge), the `Hub`, `run_match` with
   the rules engine, per-seat views converted to protobuf, every event sent to every seat in
@@ -56,6 +58,8 @@ from arena.v1 import arena_pb2 as pb
 
 STREAMS = (1, 8, 64)
 VARIANT = "argentine-1v1"
+BATCHES = os.environ.get("BENCH_BATCHES", "1") != "0"
+"""Whether the bot client says `accepts_batches` (as the SDK and the JS bot do)."""
 WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
 
 
@@ -96,7 +100,11 @@ async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
         response_deserializer=pb.ServerMessage.FromString,
     )()
     await call.write(
-        pb.BotMessage(hello=pb.Hello(bot_name="bench", token=token, protocol_version=1))
+        pb.BotMessage(
+            hello=pb.Hello(
+                bot_name="bench", token=token, protocol_version=1, accepts_batches=BATCHES
+            )
+        )
     )
     first = True
     while not counter.done:
@@ -107,24 +115,28 @@ async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
         if counting:
             counter.messages += 1
             counter.message_bytes += message.ByteSize()
-        if message.WhichOneof("body") != "decision":
-            continue
-        d = message.decision
-        await call.write(
-            pb.BotMessage(
-                action=pb.ActionReply(
-                    request_id=d.request_id, match_id=d.match_id, seat=d.seat, action_index=0
+        body = message.WhichOneof("body")
+        items = message.batch.messages if body == "batch" else (message,)
+        for item in items:
+            if item.WhichOneof("body") != "decision":
+                continue
+            d = item.decision
+            await call.write(
+                pb.BotMessage(
+                    action=pb.ActionReply(
+                        request_id=d.request_id, match_id=d.match_id, seat=d.seat,
+                        action_index=0,
+                    )
                 )
             )
-        )
-        if counting:
-            counter.decisions += 1
-            counter.decision_bytes += message.ByteSize()
-        if first:
-            first = False
-            counter.waiting_for_first -= 1
-            if not counter.waiting_for_first:
-                counter.ready.set()
+            if counting:
+                counter.decisions += 1
+                counter.decision_bytes += item.ByteSize()
+            if first:
+                first = False
+                counter.waiting_for_first -= 1
+                if not counter.waiting_for_first:
+                    counter.ready.set()
     call.cancel()
 
 

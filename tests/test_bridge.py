@@ -22,6 +22,7 @@ import pytest
 import trio
 
 from arena.rpc.bridge import (
+    MAX_BATCH,
     THREAD_NAME,
     BadMessage,
     BridgedStream,
@@ -309,6 +310,69 @@ def test_close_ok_flushes_queued_messages_first() -> None:
             return await in_thread(lambda: client(server.port))
 
     assert trio.run(main) == [b"result %d" % i for i in range(10)]
+
+
+BATCHED = StreamRoute("test.Echo", "Chat", batch=lambda items: b"[" + b"|".join(items) + b"]")
+
+
+def test_batching_packs_what_is_queued_in_order_and_only_when_asked() -> None:
+    """After send_in_batches, messages queued while the writer was busy reach the client packed
+    by the route's `batch` (at most MAX_BATCH each), in order, then the OK status; a message
+    sent before the switch comes alone; a route without `batch` refuses the switch."""
+
+    def client(port: int) -> list[bytes]:
+        c = Client(port, BATCHED)
+        try:
+            c.send(b"hi")
+            messages = c.rest()
+            assert c.call.code() == grpc.StatusCode.OK
+            return messages
+        finally:
+            c.close()
+
+    async def main() -> list[bytes]:
+        async with (
+            serve_grpc("127.0.0.1:0", [BATCHED]) as server,
+            trio.open_nursery() as nursery,
+        ):
+
+            async def referee() -> None:
+                stream = await server.incoming.receive()
+                await stream.receive()
+                await stream.send(b"alone")
+                while stream._outbox:  # written: the next ones cannot join it
+                    await trio.sleep(0.01)
+                stream.send_in_batches()
+                for i in range(500):
+                    await stream.send(b"%d" % i)
+                await stream.aclose()
+
+            nursery.start_soon(referee)
+            return await in_thread(lambda: client(server.port))
+
+    messages = trio.run(main)
+    assert messages[0] == b"alone"
+    unpacked = []
+    for message in messages[1:]:
+        items = message[1:-1].split(b"|") if message.startswith(b"[") else [message]
+        assert len(items) <= MAX_BATCH
+        unpacked += items
+    assert unpacked == [b"%d" % i for i in range(500)]
+    assert len(messages) < 250  # batches happened (each write leaves time to queue more)
+
+    async def plain() -> None:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server:
+            c = Client(server.port)
+            try:
+                c.send(b"hi")
+                stream = await server.incoming.receive()
+                with pytest.raises(ValueError, match="cannot batch"):
+                    stream.send_in_batches()
+                await stream.aclose()
+            finally:
+                c.close()
+
+    trio.run(plain)
 
 
 def test_cancelled_close_aborts_at_once_with_its_status() -> None:

@@ -13,7 +13,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.errors import BotDisconnected
-from arena.referee import Answer, DecisionRequest
+from arena.referee import Answer, DecisionRequest, run_match
 from arena.rpc.server import Hub, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
@@ -353,5 +353,75 @@ def test_a_seat_without_reconnect_cannot_come_back() -> None:
         with pytest.raises(BotDisconnected):
             await link.reconnect()
         client.close()
+
+    run(test)
+
+
+def _play_out(port: int, token: str, batches: bool) -> tuple[int, list[pb.ServerMessage]]:
+    """A bot holding both seats of a match: answers every decision with index 0, unpacking
+    batches; returns how many batches came and every message, unpacked, in order."""
+    client = Client(port)
+    client.send(pb.BotMessage(hello=pb.Hello(bot_name="t", token=token, protocol_version=1,
+                                             accepts_batches=batches)))
+    packed, seen, over = 0, [], 0
+    try:
+        for message in client.responses:
+            if message.WhichOneof("body") == "batch":
+                packed += 1
+                items = list(message.batch.messages)
+                assert items
+                assert all(m.WhichOneof("body") != "batch" for m in items)
+            else:
+                items = [message]
+            for item in items:
+                seen.append(item)
+                if item.WhichOneof("body") == "decision":
+                    d = item.decision
+                    client.send(action_reply(d.request_id, d.match_id, d.seat, 0))
+                over += item.WhichOneof("body") == "game_over"
+            if over == 2:
+                return packed, seen
+        raise AssertionError("the stream ended before the match")
+    finally:
+        client.close()
+
+
+def _comparable(message: pb.ServerMessage) -> pb.ServerMessage:
+    """The message without what differs from one run to the next (ids, clocks)."""
+    copy = pb.ServerMessage()
+    copy.CopyFrom(message)
+    if copy.WhichOneof("body") == "decision":
+        copy.decision.request_id = ""
+        copy.decision.deadline_unix_ms = 0
+    if copy.WhichOneof("body") == "welcome":
+        copy.welcome.session_id = ""
+    return copy
+
+
+def test_batches_go_only_to_bots_that_accept_them_and_hold_the_same_messages() -> None:
+    """A bot whose hello sets accepts_batches gets batches (never nested, never empty); one
+    that does not gets every message alone; unpacked, both get the same messages in the same
+    order for the same match."""
+    async def test(hub: Hub, port: int) -> None:
+        results: dict[str, tuple[int, list[pb.ServerMessage]]] = {}
+
+        async def bot(token: str, batches: bool) -> None:
+            results[token] = await trio.to_thread.run_sync(_play_out, port, token, batches)
+
+        async def referee(token: str) -> None:
+            conn = await hub.connection_for(token)
+            game = Match("argentine-1v1", {"target": 15, "chicos": 1}, 9)
+            await run_match("m", game, [conn.link("m", 0), conn.link("m", 1)])
+
+        async with trio.open_nursery() as nursery:
+            for token, batches in (("packed", True), ("alone", False)):
+                hub.admit(token, "bot")
+                nursery.start_soon(bot, token, batches)
+                nursery.start_soon(referee, token)
+        packed, packed_seen = results["packed"]
+        alone, alone_seen = results["alone"]
+        assert packed > 0
+        assert alone == 0
+        assert [_comparable(m) for m in packed_seen] == [_comparable(m) for m in alone_seen]
 
     run(test)

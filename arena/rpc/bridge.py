@@ -28,6 +28,11 @@ hops. Each direction also has a window: the reader stops reading while ``window`
 wait for trio (gRPC flow control then holds the client back), and `BridgedStream.send` waits
 while ``window`` messages wait for the network.
 
+gRPC costs far more per message than per byte, so a route may also say how to pack several
+messages into one (`StreamRoute.batch`). Once trio calls `BridgedStream.send_in_batches` on a
+stream (its client said it unpacks them), the writer packs everything queued when it gets to
+write, up to `MAX_BATCH` messages, into one: a burst of messages then costs one gRPC message.
+
 Lifecycle: a new RPC reaches trio through `GrpcServerThread.incoming`. It ends when trio calls
 `BridgedStream.aclose` (with any status, after the messages already queued), when the client
 cancels or disconnects, or when the server stops; trio learns of every end through `receive`
@@ -56,6 +61,9 @@ import trio
 
 THREAD_NAME = "arena-grpc"
 """Name of the thread that runs the gRPC server's event loop."""
+
+MAX_BATCH = 64
+"""The most messages `BridgedStream.send_in_batches` packs into one."""
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -111,6 +119,10 @@ class MessageStream(Protocol[_In_co, _Out_contra]):
         """Queue a message; `trio.WouldBlock` if too many are still unsent."""
         ...
 
+    def send_in_batches(self) -> None:
+        """From now on, messages queued while the network was busy may go out as one."""
+        ...
+
     async def aclose(self, code: grpc.StatusCode = grpc.StatusCode.OK, details: str = "") -> None:
         """End the RPC with this status and wait until it has ended."""
         ...
@@ -135,13 +147,15 @@ class StreamRoute:
     """A bidirectional-streaming RPC whose streams the bridge hands to trio.
 
     Leave the (de)serializers as None to move raw bytes (benchmarks, tests); pass the
-    generated ``FromString`` / ``SerializeToString`` for a proto service.
+    generated ``FromString`` / ``SerializeToString`` for a proto service. ``batch``, if given,
+    packs several outgoing messages into one, for streams switched to `send_in_batches`.
     """
 
     service: str
     method: str
     request_deserializer: Callable[[bytes], Any] | None = None
     response_serializer: Callable[[Any], bytes] | None = None
+    batch: Callable[[list[Any]], Any] | None = None
 
     @property
     def path(self) -> str:
@@ -294,13 +308,21 @@ class BridgedStream(Generic[InT, OutT]):
     """
 
     def __init__(
-        self, *, method: str, peer: str, metadata: Metadata, window: int, crossing: _Crossing
+        self,
+        *,
+        method: str,
+        peer: str,
+        metadata: Metadata,
+        window: int,
+        crossing: _Crossing,
+        batchable: bool = False,
     ) -> None:
         self.method = method
         self.peer = peer
         self.metadata = metadata
         self._window = window
         self._crossing = crossing
+        self._batchable = batchable
         self._side: _AsyncioSide[InT, OutT] | None = None
         # gRPC thread -> trio
         self._inbox: deque[InT | _End] = deque()
@@ -310,6 +332,7 @@ class BridgedStream(Generic[InT, OutT]):
         self._outbox: deque[OutT | _Close] = deque()
         self._outbox_wake_pending = False
         self._sender_blocked = False
+        self._batching = False
         # trio thread only
         self._receivers = trio.lowlevel.ParkingLot()
         self._senders = trio.lowlevel.ParkingLot()
@@ -365,6 +388,14 @@ class BridgedStream(Generic[InT, OutT]):
             raise trio.WouldBlock
         self._outbox.append(message)
         self._wake_writer()
+
+    def send_in_batches(self) -> None:
+        """From now on, the messages waiting to be written when the network is free go out
+        together, packed by the route's ``batch`` (at most `MAX_BATCH` at a time): for a client
+        that said it unpacks them. Raises ValueError if the route has no ``batch``."""
+        if not self._batchable:
+            raise ValueError(f"the route {self.method} cannot batch messages")
+        self._batching = True
 
     async def send(self, message: OutT) -> None:
         """Queue a message for the client, first waiting while the window is full.
@@ -549,10 +580,24 @@ class _AsyncioSide(Generic[InT, OutT]):
     async def _write_loop(self) -> None:
         stream, outbox = self._stream, self._stream._outbox
         low_water = stream._window // 2
+        batch = self._route.batch
         try:
             while True:
                 while outbox:
                     item = outbox.popleft()
+                    if (
+                        stream._batching
+                        and batch is not None
+                        and outbox
+                        and not isinstance(item, _Close)
+                        and not isinstance(outbox[0], _Close)
+                    ):
+                        items: list[Any] = [item]
+                        while (
+                            outbox and len(items) < MAX_BATCH and not isinstance(outbox[0], _Close)
+                        ):
+                            items.append(outbox.popleft())
+                        item = batch(items)
                     if stream._sender_blocked and len(outbox) <= low_water:
                         stream._sender_blocked = False
                         self._crossing.batch_to_trio.post(stream._wake_senders)
@@ -734,6 +779,7 @@ class GrpcServerThread:
             metadata=dict(context.invocation_metadata() or ()),
             window=self._window,
             crossing=self._crossing,
+            batchable=route.batch is not None,
         )
         side = _AsyncioSide(stream, context, self._crossing, route)
         stream._side = side

@@ -46,8 +46,15 @@ from arena.v1 import arena_pb2 as pb
 
 PROTOCOL_VERSION = 1
 SERVICE = "arena.v1.Referee"
+
+
+def _batch(messages: list[Any]) -> Any:
+    """Several server messages as one `Batch` (for bots whose hello set accepts_batches)."""
+    return pb.ServerMessage(batch=pb.Batch(messages=messages))
+
+
 PLAY_ROUTE = StreamRoute(
-    SERVICE, "Play", pb.BotMessage.FromString, pb.ServerMessage.SerializeToString
+    SERVICE, "Play", pb.BotMessage.FromString, pb.ServerMessage.SerializeToString, _batch
 )
 log = structlog.get_logger("arena.rpc")
 
@@ -453,6 +460,8 @@ class Hub:
                     )
                 )
             )
+            if hello.accepts_batches:
+                stream.send_in_batches()
             return conn
         await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,
                            f"no hello within {self.hello_timeout} s",

@@ -114,7 +114,7 @@ def run(
         pb.BotMessage(
             hello=pb.Hello(
                 bot_name=name, bot_version=version, token=token,
-                protocol_version=PROTOCOL_VERSION,
+                protocol_version=PROTOCOL_VERSION, accepts_batches=True,
             )
         )
     )
@@ -135,9 +135,10 @@ def run(
             # it is gone the bot must exit, not wait for it forever.
             launched = os.environ.get("ARENA_LAUNCHED") == "1"
             for message in stub.Play(outgoing(), wait_for_ready=not launched):
-                reply = _handle(message, seats, bot_factory)
-                if reply is not None:
-                    outbox.put(reply)
+                for item in _unpacked(message):
+                    reply = _handle(item, seats, bot_factory)
+                    if reply is not None:
+                        outbox.put(reply)
         return 0
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
@@ -146,6 +147,13 @@ def run(
         return 0 if code == grpc.StatusCode.OK else 1
     finally:
         outbox.put(None)
+
+
+def _unpacked(message: pb.ServerMessage) -> Sequence[pb.ServerMessage]:
+    """The messages a `ServerMessage` carries: those of a batch, in order, or itself."""
+    if message.WhichOneof("body") == "batch":
+        return message.batch.messages  # type: ignore[no-any-return]
+    return (message,)
 
 
 def _handle(

@@ -170,10 +170,15 @@ function main() {
     },
   };
 
-  call.on("data", (msg) => {
+  const handle = (msg) => {
     const handler = onMessage[msg.body];
     if (handler) handler(msg[msg.body]);
     else log(`ignoring unknown server message ${msg.body}`);
+  };
+  // A batch (we set accepts_batches in the hello) carries several messages: handle each in order.
+  call.on("data", (msg) => {
+    if (msg.body === "batch") msg.batch.messages.forEach(handle);
+    else handle(msg);
   });
   call.on("error", (err) => {
     failed = true;
@@ -201,6 +206,7 @@ function main() {
       bot_version: BOT_VERSION,
       token: options.token,
       protocol_version: PROTOCOL_VERSION,
+      accepts_batches: true,
     },
   });
   log(`connecting to ${options.server}`);
