@@ -12,8 +12,8 @@ No I/O here, nothing but arena.rules and the generated messages.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from arena.errors import NotationError, ProtocolViolation, UnknownVariantError
 from arena.rules.actions import Action, ActionKind
@@ -399,8 +399,11 @@ def _seen_from_proto(msg: pb.SeenSignal) -> SeenSignal:
 
 
 def view_to_proto(view: SeatView) -> pb.View:
-    """A `View` message holding everything in the `SeatView`."""
-    return pb.View(
+    """A `View` message holding everything in the `SeatView`.
+
+    The hand, tricks, current trick, moves and legal actions come from the encoding caches
+    (see "Encoding caches" below); the rest is built field by field."""
+    msg = pb.View(
         variant=view.variant,
         seat=view.seat,
         team=view.team,
@@ -412,12 +415,8 @@ def view_to_proto(view: SeatView) -> pb.View:
         scores=view.scores,
         games_won=view.games_won,
         target=view.target,
-        hand=[card_to_proto(c) for c in view.hand],
         hand_size=view.hand_size,
         partner_cards=_seat_cards_to_proto(view.partner_cards),
-        tricks=[trick_to_proto(t) for t in view.tricks],
-        current_trick=[_play_to_proto(p) for p in view.current_trick],
-        moves=[_move_to_proto(m) for m in view.moves],
         hand_value=view.hand_value,
         pending=_pending_to_proto(view.pending),
         envido=None if view.envido is None else envido_to_proto(view.envido),
@@ -426,7 +425,6 @@ def view_to_proto(view: SeatView) -> pb.View:
         iron_hand=view.iron_hand,
         awards=[award_to_proto(a) for a in view.awards],
         to_act=view.to_act,
-        legal_actions=[action_to_proto(a) for a in view.legal_actions],
         side=view.side,
         side_of=view.side_of,
         gallo=view.gallo,
@@ -436,6 +434,18 @@ def view_to_proto(view: SeatView) -> pb.View:
         duels=[duel_summary_to_proto(d) for d in view.duels],
         signals=[_seen_to_proto(x) for x in view.signals],
     )
+    msg.MergeFromString(
+        b"".join(
+            [
+                *map(_in_hand, view.hand),
+                *map(_in_tricks, view.tricks),
+                *map(_in_current_trick, view.current_trick),
+                *map(_in_moves, view.moves),
+                *map(_in_legal_actions, view.legal_actions),
+            ]
+        )
+    )
+    return msg
 
 
 def view_from_proto(msg: pb.View, deck: Deck) -> SeatView:
@@ -591,11 +601,16 @@ def event_to_proto(body: EventBody, *, match_id: str, seat: int) -> pb.ServerMes
 
     Moves, tricks, envidos and game ends become `event`; a hand end becomes `hand_ended`; a
     match end becomes `game_over` with TERMINATION_NORMAL (the referee fills in `strikes`, and
-    builds its own `GameOver` for matches that end any other way).
+    builds its own `GameOver` for matches that end any other way). The event itself comes from
+    the encoding caches, so telling it to every seat of its audience builds it once.
     """
     if isinstance(body, HandEndEvent):
-        ended = pb.HandEnded(match_id=match_id, seat=seat, summary=summary_to_proto(body.summary))
-        return pb.ServerMessage(hand_ended=ended)
+        msg = pb.ServerMessage()
+        ended = msg.hand_ended
+        ended.match_id = match_id
+        ended.seat = seat
+        ended.MergeFromString(_hand_ended(body.summary))
+        return msg
     if isinstance(body, MatchEndEvent):
         outcome = pb.MatchOutcome(
             termination=pb.TERMINATION_NORMAL,
@@ -604,7 +619,18 @@ def event_to_proto(body: EventBody, *, match_id: str, seat: int) -> pb.ServerMes
         )
         over = pb.GameOver(match_id=match_id, seat=seat, outcome=outcome)
         return pb.ServerMessage(game_over=over)
-    event = pb.GameEvent(match_id=match_id, seat=seat)
+    msg = pb.ServerMessage()
+    event = msg.event
+    event.match_id = match_id
+    event.seat = seat
+    event.MergeFromString(_game_event(body))
+    return msg
+
+
+def _game_event_to_proto(body: EventBody) -> pb.GameEvent:
+    """The `GameEvent` of a move, trick, envido, game end, flor, duel end or signal, without
+    its address (match_id, seat)."""
+    event = pb.GameEvent()
     if isinstance(body, MoveEvent):
         event.move.move.CopyFrom(_move_to_proto(body.move))
         if body.card is not None:
@@ -626,7 +652,7 @@ def event_to_proto(body: EventBody, *, match_id: str, seat: int) -> pb.ServerMes
         event.signal.signal.CopyFrom(signal_to_proto(body.signal))
     else:
         raise TypeError(f"not an event body: {body!r}")
-    return pb.ServerMessage(event=event)
+    return event
 
 
 def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
@@ -658,3 +684,84 @@ def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
         s = event.signal
         return SignalEvent(s.seat, s.move, signal_from_proto(s.signal))
     raise ProtocolViolation("game event has no event set")
+
+
+# Encoding caches -----------------------------------------------------------------------------
+#
+# The referee converts a view for every decision and every event for each seat that sees it,
+# and a match shows the same values again and again: the same cards and legal actions, and
+# every view of a hand repeats the hand's moves and tricks. Those values are frozen and
+# hashable, so their encodings are kept, as bytes: the encoding of a message that holds just
+# that value in its field (a `View` with one move in `moves`, a `GameEvent` without its
+# address). Protobuf parses concatenated encodings as one message, appending to repeated
+# fields and merging the rest, so one `MergeFromString` of the joined bytes fills every list
+# of a view in one call, instead of one Python-built message per element. The caches are
+# emptied when they reach `_CACHE_LIMIT` entries; only the encoding of the last hand summary
+# is kept (the referee tells it to each seat in turn).
+
+_CACHE_LIMIT = 4096
+
+_T = TypeVar("_T")
+
+
+def _encoder(encode: Callable[[_T], bytes]) -> Callable[[_T], bytes]:
+    """`encode`, remembered per value."""
+    cache: dict[_T, bytes] = {}
+
+    def cached(value: _T) -> bytes:
+        encoded = cache.get(value)
+        if encoded is None:
+            if len(cache) >= _CACHE_LIMIT:
+                cache.clear()
+            encoded = cache[value] = encode(value)
+        return encoded
+
+    return cached
+
+
+def _encoded(msg: Any) -> bytes:
+    data: bytes = msg.SerializeToString()
+    return data
+
+
+@_encoder
+def _in_hand(card: Card) -> bytes:
+    return _encoded(pb.View(hand=[card_to_proto(card)]))
+
+
+@_encoder
+def _in_tricks(trick: Trick) -> bytes:
+    return _encoded(pb.View(tricks=[trick_to_proto(trick)]))
+
+
+@_encoder
+def _in_current_trick(play: Play) -> bytes:
+    return _encoded(pb.View(current_trick=[_play_to_proto(play)]))
+
+
+@_encoder
+def _in_moves(move: Move) -> bytes:
+    return _encoded(pb.View(moves=[_move_to_proto(move)]))
+
+
+@_encoder
+def _in_legal_actions(action: Action) -> bytes:
+    return _encoded(pb.View(legal_actions=[action_to_proto(action)]))
+
+
+@_encoder
+def _game_event(body: EventBody) -> bytes:
+    return _encoded(_game_event_to_proto(body))
+
+
+_last_summary: tuple[HandSummary | None, bytes] = (None, b"")  # and its HandEnded encoding
+
+
+def _hand_ended(summary: HandSummary) -> bytes:
+    global _last_summary
+    last = _last_summary  # one read: another thread may replace it meanwhile
+    if last[0] is summary:
+        return last[1]
+    encoded = _encoded(pb.HandEnded(summary=summary_to_proto(summary)))
+    _last_summary = (summary, encoded)
+    return encoded

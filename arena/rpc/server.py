@@ -292,17 +292,20 @@ class RemoteSeatLink:
         self.conn.send(self._started)
 
     async def ask(self, request: DecisionRequest) -> Answer:
-        message = pb.ServerMessage(
-            decision=pb.DecisionRequest(
-                request_id=request.request_id,
-                match_id=request.match_id,
-                seat=request.seat,
-                view=convert.view_to_proto(request.view),
-                legal_actions=[convert.action_to_proto(a) for a in request.legal_actions],
-                deadline_unix_ms=request.deadline_unix_ms,
-                time_left_ms=request.time_left_ms,
+        message = pb.ServerMessage()
+        decision = message.decision
+        decision.request_id = request.request_id
+        decision.match_id = request.match_id
+        decision.seat = request.seat
+        decision.view.CopyFrom(convert.view_to_proto(request.view))
+        if request.legal_actions == request.view.legal_actions:  # always, from the referee
+            decision.legal_actions.MergeFrom(decision.view.legal_actions)
+        else:
+            decision.legal_actions.extend(
+                convert.action_to_proto(a) for a in request.legal_actions
             )
-        )
+        decision.deadline_unix_ms = request.deadline_unix_ms
+        decision.time_left_ms = request.time_left_ms
         return await self.conn.ask(
             self.match_id, self.seat, self._deck, message, request.request_id
         )
