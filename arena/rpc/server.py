@@ -67,6 +67,35 @@ def _error(code: Any, message: str, *, request_id: str = "", match_id: str = "")
     )
 
 
+class _AnswerSlot:
+    """Where the connection's reader puts the answer to one request and its `ask` waits for
+    it: a one-shot channel, much cheaper than a trio memory channel per request."""
+
+    __slots__ = ("_ready", "_value")
+
+    def __init__(self) -> None:
+        self._value: Answer | ProtocolViolation | None = None
+        self._ready = trio.Event()
+
+    def send_nowait(self, value: Answer | ProtocolViolation) -> None:
+        """Hand over the answer; `trio.WouldBlock` if one was already handed over or the slot
+        is closed."""
+        if self._ready.is_set():
+            raise trio.WouldBlock
+        self._value = value
+        self._ready.set()
+
+    def close(self) -> None:
+        """No answer will come: the waiting `receive` raises `trio.EndOfChannel`."""
+        self._ready.set()
+
+    async def receive(self) -> Answer | ProtocolViolation:
+        await self._ready.wait()
+        if self._value is None:
+            raise trio.EndOfChannel
+        return self._value
+
+
 @dataclass
 class _Waiting:
     """A request waiting for its answer on a connection."""
@@ -74,7 +103,7 @@ class _Waiting:
     match_id: str
     seat: int
     deck: Any
-    answer: trio.MemorySendChannel[Answer | ProtocolViolation]
+    answer: _AnswerSlot
 
 
 @dataclass
@@ -215,13 +244,13 @@ class Connection:
     async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
         if self.closed.is_set():
             raise BotDisconnected(f"{self.bot_name}: {self.close_reason}")
-        send, receive = trio.open_memory_channel[Answer | ProtocolViolation](1)
-        self._waiting[rid] = _Waiting(match_id, seat, deck, send)
+        slot = _AnswerSlot()
+        self._waiting[rid] = _Waiting(match_id, seat, deck, slot)
         answered = False
         try:
             self.send(message)
             try:
-                answer = await receive.receive()
+                answer = await slot.receive()
             except trio.EndOfChannel:
                 raise BotDisconnected(f"{self.bot_name}: {self.close_reason}") from None
             answered = True
