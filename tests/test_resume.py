@@ -1,0 +1,257 @@
+"""Kill and resume: a tournament cut short by SIGKILL or Ctrl-C, then the same command again.
+
+Each run is the real `arena tournament` CLI in a subprocess (its own session and process
+group), with deterministic bots: tests/bots/first_legal.py and the sample random bot seeded
+with ARENA_BOT_SEED, each launched by the referee once per seat. The tournament has 12
+matches (2 bots x 2 variants x 6 games), two at a time. The test watches the SQLite database
+read-only and interrupts the referee once some but not all matches are stored; the run
+after it must finish the tournament as if nothing had happened: the same rows as an
+uninterrupted run of the same config in another folder (module fixture `reference`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import astuple
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_e2e_support import (
+    ARENA,
+    CLI_TIMEOUT,
+    SAMPLE_BOTS,
+    arena,
+    bot_cmd,
+    expected_ids,
+    explain,
+    flat,
+    python_bot,
+    read_replay,
+    safe,
+    stored_matches,
+    write_config,
+)
+
+from arena.tournament import Store, standings
+
+pytestmark = pytest.mark.e2e
+
+NAME = "resumable"
+BOTS = {"first": bot_cmd("first_legal"), "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
+VARIANTS = ("argentine-1v1", "mineiro-1v1")
+GAMES = 6
+TOTAL = len(VARIANTS) * GAMES  # one pair of bots
+BOT_SEED = "11"
+OUTCOME = (
+    "variant",
+    "bot0",
+    "bot1",
+    "seed",
+    "termination",
+    "winner_team",
+    "faulty_bot",
+    "points0",
+    "points1",
+    "games0",
+    "games1",
+    "strikes",
+    "decisions",
+)
+
+
+def _config(folder: Path) -> Path:
+    return write_config(folder, name=NAME, bots=BOTS, variants=VARIANTS, games=GAMES, concurrency=2)
+
+
+def _env(mark: str) -> dict[str, str]:
+    return {"ARENA_BOT_SEED": BOT_SEED, "ARENA_E2E_MARK": mark}
+
+
+def _stored(database: Path) -> int:
+    """How many matches the database holds, read without writing to it (0 before it exists)."""
+    if not database.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as db:
+            return int(db.execute("SELECT count(*) FROM matches").fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def _processes_with(mark: str) -> list[str]:
+    needle = f"ARENA_E2E_MARK={mark}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if needle in (proc / "environ").read_bytes().split(b"\0"):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found
+
+
+def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
+    """Wait for `condition` about another process (nothing to await: poll it)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _start(config: Path, mark: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **_env(mark)}
+    return subprocess.Popen(
+        [str(ARENA), "tournament", str(config), "--no-progress"],
+        cwd=config.parent,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as in a shell
+    )
+
+
+def _interrupt(folder: Path, sig: signal.Signals) -> tuple[subprocess.Popen[str], str, str, str]:
+    """Start the tournament in `folder`, send `sig` to its process group once 2 matches are
+    stored, and wait for it to end: (process, stdout, stderr, the bots' marker)."""
+    mark = os.urandom(8).hex()
+    process = _start(_config(folder), mark)
+    database = folder / "arena.db"
+    try:
+        _poll(
+            lambda: _stored(database) >= 2 or process.poll() is not None,
+            CLI_TIMEOUT,
+            "the first stored matches",
+        )
+        os.killpg(process.pid, sig)
+        out, err = process.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    stored = _stored(database)
+    assert 0 < stored < TOTAL, (
+        f"{stored} of {TOTAL} matches were stored when the referee was stopped: the test "
+        f"needs some but not all\n{err}"
+    )
+    return process, out, err, mark
+
+
+def _rows(folder: Path) -> dict[str, dict[str, Any]]:
+    rows = stored_matches(folder / "arena.db")
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids))
+    return {r["id"]: r for r in rows}
+
+
+def _actions(path: str) -> list[tuple[Any, ...]]:
+    return [
+        (ln["game"], ln["hand"], ln["seat"], ln["action"]["text"])
+        for ln in read_replay(Path(path))
+        if ln["type"] == "action"
+    ]
+
+
+def _standings(folder: Path) -> dict[str | None, list[tuple[Any, ...]]]:
+    store = Store(folder / "arena.db")
+    try:
+        rows = store.matches(NAME)
+    finally:
+        store.close()
+    return {v: [astuple(line) for line in standings(rows, v)] for v in (*VARIANTS, None)}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same tournament, played without interruption."""
+    folder = tmp_path_factory.mktemp("reference")
+    run = arena(
+        "tournament", _config(folder), "--no-progress", cwd=folder, env=_env(os.urandom(8).hex())
+    )
+    assert run.returncode == 0, explain(run)
+    return folder
+
+
+def _check_resumed(folder: Path, reference: Path, stored_before: int) -> None:
+    """Run the same command again and check the tournament is whole and the same as the
+    uninterrupted one."""
+    mark = os.urandom(8).hex()
+    again = arena("tournament", _config(folder), "--no-progress", cwd=folder, env=_env(mark))
+    assert again.returncode == 0, explain(again)
+    assert (
+        f"resuming {NAME}: {stored_before} matches already stored, {TOTAL - stored_before} to play"
+    ) in flat(again.stderr), explain(again)
+    rows = _rows(folder)
+    assert set(rows) == expected_ids(NAME, BOTS, VARIANTS, GAMES)
+    # Replays: one per row, none half-written, each accepted by `arena replay`.
+    replays = folder / "replays" / safe(NAME)
+    assert not list(replays.glob("*.tmp")), "a half-written replay was left behind"
+    assert sorted(p.name for p in replays.iterdir()) == sorted(f"{safe(i)}.jsonl" for i in rows)
+    checks = {  # `arena replay --quiet` on every replay, all at once
+        row["replay"]: subprocess.Popen(
+            [str(ARENA), "replay", "--quiet", row["replay"]],
+            cwd=folder,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for row in rows.values()
+    }
+    for path, check in checks.items():
+        output, _ = check.communicate(timeout=CLI_TIMEOUT)
+        assert check.returncode == 0, (path, output)
+        assert "replay check: OK" in output, (path, output)
+    # The same tournament as the uninterrupted one: every row, every action, the standings.
+    expected = _rows(reference)
+    for match_id, row in rows.items():
+        assert [row[c] for c in OUTCOME] == [expected[match_id][c] for c in OUTCOME], match_id
+        assert _actions(row["replay"]) == _actions(expected[match_id]["replay"]), match_id
+        assert row["termination"] == "normal", row
+        assert json.loads(row["strikes"]) == [0, 0], row
+    assert _standings(folder) == _standings(reference)
+    assert _processes_with(mark) == []
+
+
+def test_sigkill_then_the_same_command_finishes_the_tournament(
+    tmp_path: Path, reference: Path
+) -> None:
+    """SIGKILL to the referee's process group once some matches are stored (nothing can be
+    cleaned up), then the same command again: it resumes from the stored matches; the
+    tournament ends with exactly one row per scheduled match (none lost, none twice), one
+    replay per row and no half-written one (no *.tmp left; `arena replay --quiet` accepts
+    each), and the same results, actions and standings as an uninterrupted run. The bots
+    of the killed referee exit on their own, even those still starting when it died (a
+    launched bot does not wait for a referee that is gone: ARENA_LAUNCHED)."""
+    process, _out, _err, mark = _interrupt(tmp_path, signal.SIGKILL)
+    assert process.returncode == -signal.SIGKILL
+    _poll(lambda: not _processes_with(mark), 30, "the killed referee's bots to exit")
+    stored = _stored(tmp_path / "arena.db")
+    _check_resumed(tmp_path, reference, stored)
+
+
+def test_ctrl_c_says_how_to_resume_and_leaves_no_bot_behind(
+    tmp_path: Path, reference: Path
+) -> None:
+    """Ctrl-C (SIGINT to the referee's process group) once some matches are stored: the
+    referee exits non-zero, says where the finished matches are and to run the same command
+    again, and has stopped every bot it launched before exiting; the same command then
+    finishes the tournament, equal to an uninterrupted run."""
+    process, _out, err, mark = _interrupt(tmp_path, signal.SIGINT)
+    assert process.returncode not in (0, None), err
+    assert process.returncode > 0, f"killed by a signal ({process.returncode}), not an exit"
+    assert "interrupted" in flat(err), err
+    assert "run the same command again to resume" in flat(err), err
+    assert _processes_with(mark) == [], "bot processes outlived the interrupted referee"
+    stored = _stored(tmp_path / "arena.db")
+    _check_resumed(tmp_path, reference, stored)
