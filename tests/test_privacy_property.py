@@ -24,8 +24,9 @@ actions taken, not from the engine's views:
   argentine-gallo's discard is not played: it stays the gallo's secret);
 - its partners' dealt cards, in a Mineiro hand of ten, for the side at ten only;
 - in the hand's `HandEnded` summary only: each envido winner's envido cards (the summary's
-  `revealed` must be exactly those, `arena.rules.envido_cards`) and the flor of a seat that
-  sang one.
+  `revealed` must be exactly those, `arena.rules.envido_cards`), and in `flor_revealed` a
+  flor (a seat's three cards of one suit) of a side that sang or answered a flor in the
+  hand: the payout shows the flor that earned it, which may be a partner's never sung.
 
 No message may hold the match seed in any encoding (varint, fixed 64-bit either way round,
 decimal or hex text).
@@ -267,11 +268,12 @@ class HandTruth:
     team_of: tuple[int, ...]
     hand_of_ten: int | None  # Mineiro: the one team at ten when the hand started
     blind: bool  # Mineiro blind iron hand: nobody sees their own cards
+    side_of: tuple[int, ...]  # who plays with whom this hand (argentine-gallo: not teams)
     held: list[list[Card]] = field(default_factory=list)  # unplayed and not discarded
     played: set[CardKey] = field(default_factory=set)
     discarded: dict[int, Card] = field(default_factory=dict)  # the gallo's, private to it
     envido_winners: set[int] = field(default_factory=set)  # one per duel in pico a pico
-    flor_singers: set[int] = field(default_factory=set)
+    flor_sides: set[int] = field(default_factory=set)  # sides that sang or answered a flor
     _own: list[frozenset[CardKey]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -301,7 +303,7 @@ class HandTruth:
             self.held[seat].remove(action.card)
             self.discarded[seat] = action.card
         elif kind in _FLOR_KINDS:
-            self.flor_singers.add(seat)
+            self.flor_sides.add(self.side_of[seat])
 
     def playing_cards(self, seat: int) -> tuple[Card, ...]:
         """The seat's cards of this hand, without a discard."""
@@ -313,17 +315,21 @@ class HandTruth:
         played so far."""
         return self.played | self._own[seat]
 
-    def allowed_in_summary(self, seat: int) -> set[CardKey]:
-        """What a hand summary may show besides: the cards that make each envido winner's
-        envido, and the flor of each seat that sang one (RULES.md §4.4, §4.5, §4.8)."""
-        known = self.allowed(seat)
-        for winner in self.envido_winners:
-            known.update(_key(c) for c in envido_cards(self.playing_cards(winner)))
-        for singer in self.flor_singers:
-            cards = self.playing_cards(singer)
-            if len({c.suit for c in cards}) == 1:
-                known.update(_key(c) for c in cards)
-        return known
+    def revealed_envido(self, seat: int) -> set[CardKey]:
+        """The cards a hand summary may reveal for `seat` as an envido: those that make its
+        envido, if it won one this hand (RULES.md §4.4, §4.8); else none."""
+        if seat not in self.envido_winners:
+            return set()
+        return {_key(c) for c in envido_cards(self.playing_cards(seat))}
+
+    def revealed_flor(self, seat: int) -> set[CardKey]:
+        """The cards a hand summary may reveal for `seat` as a flor: its three cards, if they
+        are a flor and its side sang or answered a flor this hand (the payout shows the flor
+        that earned it, which may be a partner's that was never sung: RULES.md §4.5)."""
+        cards = self.playing_cards(seat)
+        if self.side_of[seat] not in self.flor_sides or len({c.suit for c in cards}) != 1:
+            return set()
+        return {_key(c) for c in cards}
 
 
 def _hand_truth(game: Match) -> HandTruth:
@@ -336,7 +342,8 @@ def _hand_truth(game: Match) -> HandTruth:
             hand_of_ten = at_ten[0]
         elif len(at_ten) == len(game.scores):
             blind = game.options.blind_iron_hand
-    return HandTruth(tuple(game.hand.dealt), game.team_of, hand_of_ten, blind)
+    side_of = getattr(game.view(0), "side_of", ()) or game.team_of
+    return HandTruth(tuple(game.hand.dealt), game.team_of, hand_of_ten, blind, tuple(side_of))
 
 
 def check_message(
@@ -350,19 +357,27 @@ def check_message(
     decoded = pb.ServerMessage.FromString(raw)
     body = decoded.WhichOneof("body")
     seen[body] += 1
+    allowed = truth.allowed(seat)
     if body == "hand_ended":
-        allowed = truth.allowed_in_summary(seat)
-        for shown in decoded.hand_ended.summary.revealed:
+        summary = decoded.hand_ended.summary
+        for shown in summary.revealed:
             assert shown.seat in truth.envido_winners, (
                 f"seat {seat} is shown the cards of seat {shown.seat}, which won no envido"
             )
             cards = {(c.suit, c.rank, c.text) for c in shown.cards}
-            envido = {_key(c) for c in envido_cards(truth.playing_cards(shown.seat))}
+            envido = truth.revealed_envido(shown.seat)
             assert cards == envido, f"revealed {cards}, not the envido cards {envido}"
+            allowed |= cards
             seen["revealed"] += 1
-        seen["flor_revealed"] += len(decoded.hand_ended.summary.flor_revealed)
-    else:
-        allowed = truth.allowed(seat)
+        for shown in summary.flor_revealed:
+            cards = {(c.suit, c.rank, c.text) for c in shown.cards}
+            flor = truth.revealed_flor(shown.seat)
+            assert cards == flor, (
+                f"seat {seat} is shown {cards} as the flor of seat {shown.seat}, which may "
+                f"show {flor or 'no flor'}"
+            )
+            allowed |= cards
+            seen["flor_revealed"] += 1
     if body == "decision":
         view = decoded.decision.view
         seen["partner_cards"] += bool(view.partner_cards)
