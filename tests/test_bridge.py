@@ -316,9 +316,10 @@ BATCHED = StreamRoute("test.Echo", "Chat", batch=lambda items: b"[" + b"|".join(
 
 
 def test_batching_packs_what_is_queued_in_order_and_only_when_asked() -> None:
-    """After send_in_batches, messages queued while the writer was busy reach the client packed
-    by the route's `batch` (at most MAX_BATCH each), in order, then the OK status; a message
-    sent before the switch comes alone; a route without `batch` refuses the switch."""
+    """After send_in_batches, messages queued in one step of a trio task reach the client as
+    one message, and messages queued while the writer was busy are packed too: by the route's
+    `batch` (at most MAX_BATCH each), in order, then the OK status; a message sent before the
+    switch comes alone; a route without `batch` refuses the switch."""
 
     def client(port: int) -> list[bytes]:
         c = Client(port, BATCHED)
@@ -342,8 +343,11 @@ def test_batching_packs_what_is_queued_in_order_and_only_when_asked() -> None:
                 await stream.send(b"alone")
                 while stream._outbox:  # written: the next ones cannot join it
                     await trio.sleep(0.01)
+                await trio.sleep(0.05)  # the writer waits for more
                 stream.send_in_batches()
-                for i in range(500):
+                for i in range(10):  # one step: the writer is woken once, after it
+                    stream.send_nowait(b"%d" % i)
+                for i in range(10, 500):
                     await stream.send(b"%d" % i)
                 await stream.aclose()
 
@@ -352,6 +356,7 @@ def test_batching_packs_what_is_queued_in_order_and_only_when_asked() -> None:
 
     messages = trio.run(main)
     assert messages[0] == b"alone"
+    assert messages[1][1:-1].split(b"|")[:10] == [b"%d" % i for i in range(10)]
     unpacked = []
     for message in messages[1:]:
         items = message[1:-1].split(b"|") if message.startswith(b"[") else [message]

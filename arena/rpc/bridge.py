@@ -22,11 +22,13 @@ one writer task; on the trio side it is a `BridgedStream`::
 
 Each direction is a deque plus a "wake-up pending" flag: the producer appends and posts a
 wake-up only if none is pending for that stream. Wake-ups of all streams travel together
-(`_Batch`): one hop carries every wake-up posted while it was on its way. So a burst costs one
-hop, a ping-pong on one stream one hop per message each way, and many busy streams share
-hops. Each direction also has a window: the reader stops reading while ``window`` messages
-wait for trio (gRPC flow control then holds the client back), and `BridgedStream.send` waits
-while ``window`` messages wait for the network.
+(`_Batch`): one hop carries every wake-up posted while it was on its way. On the trio side the
+hop also waits for the end of the scheduler batch that posted it (a trio instrument,
+`_BatchEnd`, sends it), so everything the running trio tasks queue before they wait again
+rides on one hop. So a burst costs one hop, a ping-pong on one stream one hop per message
+each way, and many busy streams share hops. Each direction also has a window: the reader
+stops reading while ``window`` messages wait for trio (gRPC flow control then holds the
+client back), and `BridgedStream.send` waits while ``window`` messages wait for the network.
 
 gRPC costs far more per message than per byte, so a route may also say how to pack several
 messages into one (`StreamRoute.batch`). Once trio calls `BridgedStream.send_in_batches` on a
@@ -52,7 +54,7 @@ import threading
 import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
 
@@ -231,15 +233,18 @@ class _Batch:
 
     `post` appends and sends the drain across only if no drain is on its way; the drain
     clears that mark before draining, so a callback posted at any moment is run by a drain.
+    With `defer` set, the hop itself is handed to ``defer``, which sends it once the posting
+    thread is done with what it is doing now: everything posted meanwhile rides on it.
     """
 
-    __slots__ = ("_dead", "_hop", "_pending", "_scheduled")
+    __slots__ = ("_dead", "_hop", "_pending", "_scheduled", "defer")
 
     def __init__(self, hop: Callable[[Callable[[], None]], bool]) -> None:
         self._hop = hop
         self._pending: deque[Callable[[], None]] = deque()
         self._scheduled = False
         self._dead = False
+        self.defer: Callable[[Callable[[], object]], None] | None = None
 
     def post(self, fn: Callable[[], None]) -> bool:
         """Run ``fn()`` (which must never raise) on the other thread soon."""
@@ -248,9 +253,16 @@ class _Batch:
         self._pending.append(fn)
         if not self._scheduled:
             self._scheduled = True
-            if not self._hop(self._drain):
-                self._dead = True
-                return False
+            if self.defer is None:
+                return self._send()
+            self.defer(self._send)
+        return True
+
+    def _send(self) -> bool:
+        if not self._hop(self._drain):
+            self._dead = True
+            self._pending.clear()
+            return False
         return True
 
     def _drain(self) -> None:
@@ -258,6 +270,27 @@ class _Batch:
         pending = self._pending
         while pending:
             pending.popleft()()
+
+
+@final
+class _BatchEnd(trio.abc.Instrument):
+    """Sends the trio -> asyncio hops deferred to it when trio has run its current batch of
+    tasks and is about to wait for I/O: a referee step that queues a few events and then a
+    decision on a stream wakes its writer once, when all of them are queued, and they go out
+    as one batch."""
+
+    def __init__(self) -> None:
+        self._due: list[Callable[[], object]] = []
+
+    def defer(self, send: Callable[[], object]) -> None:
+        """Call ``send`` (which must never raise) at the end of this scheduler batch."""
+        self._due.append(send)
+
+    def before_io_wait(self, timeout: float) -> None:
+        if self._due:
+            due, self._due = self._due, []
+            for send in due:
+                send()  # never raises: a hop into a finished world returns False
 
 
 @dataclass(frozen=True, slots=True)
@@ -655,6 +688,8 @@ class GrpcServerThread:
         self._started = trio.Event()
         self._stopped = trio.Event()
         self._thread_error: BaseException | None = None
+        self._batch_end = _BatchEnd()
+        self._crossing.batch_to_asyncio.defer = self._batch_end.defer
         # gRPC thread only
         self._accepting = False
         self._stop_requested = asyncio.Event()
@@ -663,6 +698,7 @@ class GrpcServerThread:
     # trio thread
 
     async def _start(self) -> None:
+        trio.lowlevel.add_instrument(self._batch_end)
         self._thread.start()
         try:
             await self._started.wait()
@@ -680,6 +716,10 @@ class GrpcServerThread:
         self._crossing.to_asyncio(self._stop_requested.set)
         await self._stopped.wait()
         self._thread.join()
+        self._crossing.batch_to_asyncio.defer = None
+        self._batch_end.before_io_wait(0)
+        with suppress(KeyError):
+            trio.lowlevel.remove_instrument(self._batch_end)
 
     def _on_started(self, port: int) -> None:
         self.port = port
