@@ -156,3 +156,19 @@ def expected_ids(
 def read_replay(path: Path) -> list[dict[str, Any]]:
     """The lines of a replay file."""
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def processes_with(mark: str) -> list[str]:
+    """Command lines of the running processes whose environment has ARENA_E2E_MARK=mark
+    (the tests mark every bot they launch, to find any that outlived its tournament)."""
+    needle = f"ARENA_E2E_MARK={mark}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if needle in (proc / "environ").read_bytes().split(b"\0"):
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
+        except OSError:
+            continue
+    return found

@@ -26,6 +26,7 @@ from test_e2e_support import (
     expected_ids,
     explain,
     flat,
+    processes_with,
     python_bot,
     read_replay,
     safe,
@@ -313,27 +314,13 @@ def test_faulty_matches_leave_verifiable_replays(faulty: Played) -> None:
         ), row
 
 
-def _processes_with(mark: str) -> list[str]:
-    needle = f"ARENA_E2E_MARK={mark}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0"):
-                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            continue
-    return found
-
-
 @pytest.mark.e2e
 def test_no_bot_process_outlives_the_tournament(faulty: Played) -> None:
     """Every bot process the referee launched (silent, dying and crashing ones included) is
     gone when `arena tournament` returns: none of them is still running with the marker the
     test put in the referee's environment."""
     assert os.path.isdir("/proc")
-    assert _processes_with(faulty.mark) == []
+    assert processes_with(faulty.mark) == []
 
 
 # ---------------------------------------------------------------------------------------------

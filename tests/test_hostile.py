@@ -56,6 +56,7 @@ from test_e2e_support import (
     bot_cmd,
     expected_ids,
     explain,
+    processes_with,
     python_bot,
     read_replay,
     stored_matches,
@@ -182,20 +183,6 @@ def hostile(tmp_path_factory: pytest.TempPathFactory, js_random: list[str]) -> P
 def honest_alone(tmp_path_factory: pytest.TempPathFactory, js_random: list[str]) -> Played:
     bots = {name: cmd for name, cmd in _bots(js_random).items() if name in HONEST}
     return _tournament(tmp_path_factory.mktemp("honest"), "honest", bots)
-
-
-def _processes_with(mark: str) -> list[str]:
-    needle = f"ARENA_E2E_MARK={mark}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0"):
-                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            continue
-    return found
 
 
 def _seat_of(row: dict[str, Any], bot: str) -> int:
@@ -365,7 +352,7 @@ def test_no_bot_process_outlives_the_tournament(hostile: Played) -> None:
     (`slow` with answers still due, `flood` mid-flood) and the ones that died on their own.
     None still runs with the marker the test put in the referee's environment."""
     assert hostile.run.returncode == 0, explain(hostile.run)
-    assert _processes_with(hostile.mark) == []
+    assert processes_with(hostile.mark) == []
 
 
 # ---------------------------------------------------------------------------------------------

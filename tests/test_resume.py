@@ -33,6 +33,7 @@ from test_e2e_support import (
     expected_ids,
     explain,
     flat,
+    processes_with,
     python_bot,
     read_replay,
     safe,
@@ -84,20 +85,6 @@ def _stored(database: Path) -> int:
             return int(db.execute("SELECT count(*) FROM matches").fetchone()[0])
     except sqlite3.OperationalError:  # not created yet
         return 0
-
-
-def _processes_with(mark: str) -> list[str]:
-    needle = f"ARENA_E2E_MARK={mark}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if needle in (proc / "environ").read_bytes().split(b"\0"):
-                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode())
-        except OSError:
-            continue
-    return found
 
 
 def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
@@ -220,7 +207,7 @@ def _check_resumed(folder: Path, reference: Path, stored_before: int) -> None:
         assert row["termination"] == "normal", row
         assert json.loads(row["strikes"]) == [0, 0], row
     assert _standings(folder) == _standings(reference)
-    assert _processes_with(mark) == []
+    assert processes_with(mark) == []
 
 
 def test_sigkill_then_the_same_command_finishes_the_tournament(
@@ -235,7 +222,7 @@ def test_sigkill_then_the_same_command_finishes_the_tournament(
     launched bot does not wait for a referee that is gone: ARENA_LAUNCHED)."""
     process, _out, _err, mark = _interrupt(tmp_path, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
-    _poll(lambda: not _processes_with(mark), 30, "the killed referee's bots to exit")
+    _poll(lambda: not processes_with(mark), 30, "the killed referee's bots to exit")
     stored = _stored(tmp_path / "arena.db")
     _check_resumed(tmp_path, reference, stored)
 
@@ -252,6 +239,6 @@ def test_ctrl_c_says_how_to_resume_and_leaves_no_bot_behind(
     assert process.returncode > 0, f"killed by a signal ({process.returncode}), not an exit"
     assert "interrupted" in flat(err), err
     assert "run the same command again to resume" in flat(err), err
-    assert _processes_with(mark) == [], "bot processes outlived the interrupted referee"
+    assert processes_with(mark) == [], "bot processes outlived the interrupted referee"
     stored = _stored(tmp_path / "arena.db")
     _check_resumed(tmp_path, reference, stored)
