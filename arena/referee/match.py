@@ -19,7 +19,7 @@ import hashlib
 import itertools
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import structlog
 import trio
@@ -93,13 +93,6 @@ class MatchReport:
     unfinished_at: tuple[int, int] | None = None  # its (game, hand)
     started_at: float = 0.0
     finished_at: float = 0.0
-
-
-@dataclass
-class _Clock:
-    """A seat's time: what is left of its bank."""
-
-    bank_ms: list[int] = field(default_factory=list)
 
 
 def _resolve(answer: Answer, legal: tuple[Action, ...]) -> tuple[Action | None, str]:

@@ -70,11 +70,6 @@ class Action:
             return f"{name} #{self.slot}"
         return name
 
-    @property
-    def sort_key(self) -> int:
-        """ActionKind order; card positions are kept by the caller's stable ordering."""
-        return int(self.kind)
-
 
 def play(card: Card) -> Action:
     """Shorthand for playing `card`."""
