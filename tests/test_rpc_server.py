@@ -13,8 +13,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.errors import BotDisconnected
-from arena.referee import Answer, DecisionRequest, run_match
-from arena.rpc.server import Hub, serve_referee
+from arena.referee import Answer, DecisionRequest, MatchStart, TimeControl, run_match
+from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -66,6 +66,15 @@ def run(test: Callable[[Hub, int], Awaitable[None]], *, hello_timeout: float = 5
             await test(hub, server.port)
 
     trio.run(main)
+
+
+async def connected(hub: Hub, port: int, token: str = "tok") -> tuple[Client, Connection]:
+    """A client admitted with `token` (its welcome checked) and the hub's side of it."""
+    hub.admit(token, "bot")
+    client = Client(port)
+    client.hello(token)
+    assert (await client.receive()).WhichOneof("body") == "welcome"
+    return client, await hub.connection_for(token)
 
 
 def request_for(match: Match, rid: str = "r1") -> DecisionRequest:
@@ -142,15 +151,10 @@ def test_answers_are_routed_and_wrong_ones_refused_in_band() -> None:
     the right answer completes the ask, a second answer is DUPLICATE_ANSWER."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        client = Client(port)
-        client.hello("tok")
-        assert (await client.receive()).WhichOneof("body") == "welcome"
-        conn = await hub.connection_for("tok")
+        client, conn = await connected(hub, port)
         match = Match("argentine-1v1", seed=3)
         request = request_for(match)
         link = conn.link("m1", request.seat)
-        link._deck = None
         result: dict[str, Answer] = {}
 
         async def ask() -> None:
@@ -180,11 +184,7 @@ def test_late_answer_is_refused() -> None:
     """When the referee gives up on a request (its deadline), a later answer is LATE_ANSWER."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        client = Client(port)
-        client.hello("tok")
-        await client.receive()
-        conn = await hub.connection_for("tok")
+        client, conn = await connected(hub, port)
         request = request_for(Match("mineiro-1v1", seed=1))
         link = conn.link("m1", request.seat)
         with trio.move_on_after(0.2) as scope:
@@ -202,11 +202,7 @@ def test_disconnect_while_asked_is_bot_disconnected() -> None:
     """A client that goes away while a request waits makes `ask` raise BotDisconnected."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        client = Client(port)
-        client.hello("tok")
-        await client.receive()
-        conn = await hub.connection_for("tok")
+        client, conn = await connected(hub, port)
         request = request_for(Match("argentine-1v1", seed=2))
         link = conn.link("m1", request.seat)
         async with trio.open_nursery() as nursery:
@@ -252,11 +248,7 @@ def test_message_flood_closes_the_connection() -> None:
 
     async def test(hub: Hub, port: int) -> None:
         hub.max_messages_per_second = 50
-        hub.admit("tok", "bot")
-        client = Client(port)
-        client.hello("tok")
-        await client.receive()
-        conn = await hub.connection_for("tok")
+        client, conn = await connected(hub, port)
         for i in range(500):
             client.send(action_reply(f"x{i}", "m", 0, 0))
         codes = []
@@ -303,13 +295,7 @@ def test_a_dropped_seat_moves_to_the_bots_new_connection() -> None:
     re-sends the match start there; the next request goes to the new connection."""
 
     async def test(hub: Hub, port: int) -> None:
-        from arena.referee import MatchStart, TimeControl
-
-        hub.admit("tok", "bot")
-        first = Client(port)
-        first.hello("tok")
-        await first.receive()
-        conn = await hub.connection_for("tok")
+        first, conn = await connected(hub, port)
         match = Match("argentine-1v1", seed=4)
         request = request_for(match)
         link = conn.link("m1", request.seat)
@@ -344,11 +330,7 @@ def test_a_seat_without_reconnect_cannot_come_back() -> None:
     """A launched bot's seat (reconnect=False) raises BotDisconnected at once."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        client = Client(port)
-        client.hello("tok")
-        await client.receive()
-        conn = await hub.connection_for("tok")
+        client, conn = await connected(hub, port)
         link = conn.link("m1", 0, reconnect=False)
         with pytest.raises(BotDisconnected):
             await link.reconnect()
