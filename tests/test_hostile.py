@@ -13,8 +13,8 @@ tmp_path, a 300 ms deadline (with a 2 s bank per seat and match), a 2 s hello de
 - bots that lose by a fault, each with its own typed termination (FAULTS below): silent,
   slow (answers after the deadline), illegal, bytes (junk on raw sockets, then bytes that are
   not protobuf on its stream), oversized (a 2 MiB message), disconnect (dies mid-hand),
-  flood (20,000 messages at once), crash_at_start, mute (opens a stream and never says
-  hello), badtoken (says hello with a token that is not its own).
+  flood (20,000 stray messages at its first decision), crash_at_start, mute (opens a stream
+  and never says hello), badtoken (says hello with a token that is not its own).
 
 Each hostile bot built on tests/bots/hostile_common.py notes what the referee told it (in-band
 error codes, the final gRPC status) in $HOSTILE_DUMP_DIR; the tests read those notes. The
@@ -73,9 +73,7 @@ DECISION_MS = 300
 MAX_STRIKES = 3
 HELLO_MS = 2000  # [faults] hello_ms: how long a stream may stay silent (`mute`)
 # A bank on top of the 300 ms deadline: an honest bot slowed down once by a loaded machine is
-# not struck, and `flood` has time to be caught by the rate limit (which counts the messages
-# the referee has read: on a busy machine it reads slowly) before three timeouts end its
-# match; a bot that never answers in time uses the bank up at its first decision.
+# not struck; a bot that never answers in time uses the bank up at its first decision.
 BANK_MS = 2000
 VARIANTS = ("argentine-1v1", "mineiro-1v1")
 OPTIONS = {"argentine-1v1": {"target": 15, "chicos": 1}}

@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from arena.errors import BotDisconnected
 from arena.referee import Answer, DecisionRequest, MatchStart, TimeControl, run_match
-from arena.rpc.server import Connection, Hub, serve_referee
+from arena.rpc.server import STRAYS_PER_REQUEST, Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -265,6 +265,73 @@ def test_message_flood_closes_the_connection() -> None:
         assert "flood" in conn.close_reason
         with pytest.raises(BotDisconnected):
             await conn.link("m", 0).ask(request_for(Match("argentine-1v1")))
+        client.close()
+
+    run(test)
+
+
+def test_stray_messages_close_the_connection_however_slowly_they_are_read() -> None:
+    """Messages that answer no request (unknown, duplicate, for another seat) are a flood once
+    a connection has sent more than its bank of them, whatever the clock says: the per-second
+    limit is out of reach here (10**9 a second), yet the stray flood is stopped at the first
+    message past the bank, with RATE_LIMITED and RESOURCE_EXHAUSTED."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_messages_per_second = 1e9
+        hub.max_stray_messages = 10
+        client, conn = await connected(hub, port)
+        for i in range(11):
+            client.send(action_reply(f"x{i}", "m", 0, 0))
+        codes = []
+        status = None
+        while status is None:
+            try:
+                codes.append((await client.receive()).error.code)
+            except grpc.RpcError as exc:
+                status = exc.code()
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert codes == [pb.ERROR_CODE_UNKNOWN_REQUEST] * 11 + [pb.ERROR_CODE_RATE_LIMITED]
+        with trio.fail_after(5):
+            await conn.closed.wait()
+        assert "10 messages that answer no request" in conn.close_reason
+        with trio.fail_after(5):
+            while hub.last_close("tok") is None:
+                await trio.sleep(0.01)
+        assert hub.last_close("tok") == conn.close_reason  # what a seat waiting for it is told
+        client.close()
+
+    run(test)
+
+
+def test_each_request_earns_a_few_stray_messages() -> None:
+    """A bot that wraps every answer in a few stray messages (STRAYS_PER_REQUEST at most) keeps
+    its connection however long it plays, even with a bank of 5 strays."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_stray_messages = 5
+        client, conn = await connected(hub, port)
+        match = Match("argentine-1v1", seed=3)
+        link = conn.link("m1", request_for(match).seat)
+        for n in range(12):
+            rid = f"r{n}"
+            for stray in range(STRAYS_PER_REQUEST - 1):
+                client.send(action_reply(f"{rid}-{stray}", "m1", 0, 0))
+            request = request_for(match, rid)
+            async with trio.open_nursery() as nursery:
+                answers: list[Answer] = []
+
+                async def ask(request: DecisionRequest = request) -> None:
+                    answers.append(await link.ask(request))
+
+                nursery.start_soon(ask)
+                while True:
+                    message = await client.receive()
+                    if message.WhichOneof("body") == "decision":
+                        break
+                client.send(action_reply(rid, "m1", request.seat, 0))
+                client.send(action_reply(rid, "m1", request.seat, 0))  # a duplicate: a stray
+            assert answers == [Answer(action_index=0)]
+        assert not conn.closed.is_set(), conn.close_reason
         client.close()
 
     run(test)

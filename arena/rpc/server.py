@@ -46,6 +46,10 @@ from arena.v1 import arena_pb2 as pb
 
 PROTOCOL_VERSION = 1
 SERVICE = "arena.v1.Referee"
+STRAY_BANK = 200
+"""Stray messages (answering no request) a connection may bank; see `Connection.read_loop`."""
+STRAYS_PER_REQUEST = 4
+"""Stray messages each request sent to a connection adds to its bank (up to STRAY_BANK)."""
 
 
 def _batch(messages: list[Any]) -> Any:
@@ -118,10 +122,16 @@ class Connection:
     hub: Hub | None = None
     max_rate: float = 500.0  # messages per second, sustained
     burst: float = 1000.0  # messages allowed in a burst
+    max_strays: int = STRAY_BANK  # stray messages banked (see `read_loop`)
+    strays_per_request: int = STRAYS_PER_REQUEST  # stray messages each request adds
     closed: trio.Event = field(default_factory=trio.Event)
     close_reason: str = ""
     _waiting: dict[str, _Waiting] = field(default_factory=dict)
     _expired: OrderedDict[str, str] = field(default_factory=OrderedDict)  # request id -> why
+    _strays: int = field(init=False)  # stray messages still allowed
+
+    def __post_init__(self) -> None:
+        self._strays = self.max_strays
 
     def link(
         self, match_id: str, seat: int, bot_name: str | None = None, *, reconnect: bool = True
@@ -158,8 +168,15 @@ class Connection:
     async def read_loop(self) -> None:
         """Route every answer to its request until the stream ends or the bot floods it.
 
-        The flood limit is a token bucket of `burst` messages refilled at `max_rate` per
-        second (a wire limit, like gRPC's message size and keepalive)."""
+        Two flood limits, both wire limits like gRPC's message size and keepalive:
+
+        * stray messages — anything but the answer to a request the referee sent (an unknown,
+          duplicate or late request id, an answer for another seat, a second hello): the
+          connection banks `max_strays` of them and earns `strays_per_request` more with every
+          request it is sent (up to `max_strays`). This limit counts messages, not time, so it
+          catches a flood however slowly a busy referee reads it.
+        * all messages — a token bucket of `burst` refilled at `max_rate` per second.
+        """
         allowance, last = self.burst, trio.current_time()
         try:
             while True:
@@ -168,10 +185,16 @@ class Connection:
                 allowance = min(self.burst, allowance + (now - last) * self.max_rate)
                 last = now
                 if allowance < 1:
-                    await self._flooded()
+                    await self._flooded(f"more than {self.max_rate:g} messages per second")
                     return
                 allowance -= 1
-                self._on_message(message)
+                if not self._on_message(message):
+                    self._strays -= 1
+                    if self._strays < 0:
+                        await self._flooded(
+                            f"more than {self.max_strays} messages that answer no request"
+                        )
+                        return
         except BadMessage as exc:  # nothing more is read: end the stream, say why
             self.send(_error(pb.ERROR_CODE_MALFORMED, exc.reason))
             self._gone(exc.reason)
@@ -179,18 +202,19 @@ class Connection:
         except StreamClosed as exc:
             self._gone(exc.reason or "stream closed")
 
-    async def _flooded(self) -> None:
-        text = f"more than {self.max_rate:g} messages per second: the stream is closed"
+    async def _flooded(self, what: str) -> None:
+        text = f"{what}: the stream is closed"
         self.send(_error(pb.ERROR_CODE_RATE_LIMITED, text))
         self._gone(f"message flood ({text})")
         await self.stream.aclose(grpc.StatusCode.RESOURCE_EXHAUSTED, text)
 
-    def _on_message(self, message: Any) -> None:
+    def _on_message(self, message: Any) -> bool:
+        """Route one message; False if it answered no request (a stray message)."""
         body = message.WhichOneof("body")
         if body != "action":
             what = "a second hello" if body == "hello" else "an empty message"
             self.send(_error(pb.ERROR_CODE_MALFORMED, f"expected an action reply, got {what}"))
-            return
+            return False
         reply = message.action
         rid = reply.request_id
         waiting = self._waiting.get(rid)
@@ -203,7 +227,7 @@ class Connection:
             else:
                 code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request on this connection"
             self.send(_error(code, text, request_id=rid, match_id=reply.match_id))
-            return
+            return False
         if reply.match_id != waiting.match_id or reply.seat != waiting.seat:
             self.send(
                 _error(
@@ -213,7 +237,7 @@ class Connection:
                     match_id=reply.match_id,
                 )
             )
-            return
+            return False
         del self._waiting[rid]
         self._expire(rid, "answered")
         choice = reply.WhichOneof("choice")
@@ -240,12 +264,14 @@ class Connection:
             )
         with suppress(trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
             waiting.answer.send_nowait(answer)
+        return True
 
     async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
         if self.closed.is_set():
             raise BotDisconnected(f"{self.bot_name}: {self.close_reason}")
         slot = _AnswerSlot()
         self._waiting[rid] = _Waiting(match_id, seat, deck, slot)
+        self._strays = min(self.max_strays, self._strays + self.strays_per_request)
         answered = False
         try:
             self.send(message)
@@ -371,12 +397,15 @@ class Hub:
         hello_timeout: float = 10.0,
         max_connections_per_token: int = 4,
         max_messages_per_second: float = 500.0,
+        max_stray_messages: int = STRAY_BANK,
     ) -> None:
         self.hello_timeout = hello_timeout
         self.max_connections_per_token = max_connections_per_token
         self.max_messages_per_second = max_messages_per_second
+        self.max_stray_messages = max_stray_messages
         self._tokens: dict[str, str] = {}  # token -> bot name
         self._connections: dict[str, list[Connection]] = {}
+        self._last_close: dict[str, str] = {}  # token -> why its latest connection closed
         self._changed = trio.Event()
 
     def admit(self, token: str, bot_name: str) -> None:
@@ -386,6 +415,11 @@ class Hub:
     def revoke(self, token: str) -> None:
         """Refuse `token` from now on (connections already in stay)."""
         self._tokens.pop(token, None)
+        self._last_close.pop(token, None)
+
+    def last_close(self, token: str) -> str | None:
+        """Why the latest connection admitted with `token` closed (None if none closed)."""
+        return self._last_close.get(token)
 
     @staticmethod
     def new_token() -> str:
@@ -435,6 +469,8 @@ class Hub:
             await conn.read_loop()
         finally:
             self._connections[conn.token].remove(conn)
+            if conn.token in self._tokens:  # a revoked one-off token is forgotten
+                self._last_close[conn.token] = conn.close_reason
             self._notify()
             log.info("bot_disconnected", bot=conn.bot_name, reason=conn.close_reason)
 
@@ -482,6 +518,7 @@ class Hub:
                 stream, name, hello.token, hello.bot_name, hello.bot_version, hub=self,
                 max_rate=self.max_messages_per_second,
                 burst=2 * self.max_messages_per_second,
+                max_strays=self.max_stray_messages,
             )
             conn.send(
                 pb.ServerMessage(

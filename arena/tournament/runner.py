@@ -238,6 +238,12 @@ class TournamentRunner:
                     nursery.start_soon(watch_process, nursery.cancel_scope)
         if found is not None:
             return found
+        closed = self.hub.last_close(token) if bot.launched else None
+        if closed is not None:
+            raise _SeatFailed(
+                seat, f"{bot.name} connected, then lost its connection before the match "
+                f"began: {closed}"
+            )
         if process is not None and process.exited:
             tail = process.tail()
             raise _SeatFailed(

@@ -1,11 +1,12 @@
-"""A bot that floods the referee: as soon as it is welcomed it sends FLOOD answers to requests
-that do not exist, far beyond the referee's 500 messages a second (bursts of 1,000). The
-referee must answer RATE_LIMITED, close the stream, and end the match as a disconnect. What it
-is told is noted by hostile_common.Told.
+"""A bot that floods the referee: at its first decision request it sends FLOOD answers to
+requests that do not exist, far beyond the referee's allowance of stray messages (200 banked) and its
+500 messages a second (bursts of 1,000). The referee must answer RATE_LIMITED, close the
+stream, and end the match as a disconnect. What it is told is noted by hostile_common.Told.
 
-It floods from the welcome, not from its first decision: it never answers a decision (its
-answers would wait behind the flood anyway), and a slow machine may take a second to notice
-the flood, so starting early keeps the flood, not three timeouts, the fault that ends the match.
+It never answers a decision. The stray-message allowance counts messages, not time, so the
+flood is caught at its 201st message however slowly a busy referee reads it: the flood, not
+three timeouts, is the fault that ends the match. It floods once it holds a seat (at its first
+decision), so the match has begun and the referee records a disconnect mid-match.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ FLOOD = 20_000
 BOGUS = pb.BotMessage(action=pb.ActionReply(request_id="flood", action_index=0))
 
 
+_flooded = False
+
+
 def flood(message: pb.ServerMessage, send: Send) -> None:
-    if message.WhichOneof("body") == "welcome":
+    global _flooded
+    if message.WhichOneof("body") == "decision" and not _flooded:
+        _flooded = True
         data = BOGUS.SerializeToString()
         for _ in range(FLOOD):
             send(data)
