@@ -320,7 +320,9 @@ def test_each_request_earns_a_few_stray_messages() -> None:
             async with trio.open_nursery() as nursery:
                 answers: list[Answer] = []
 
-                async def ask(request: DecisionRequest = request) -> None:
+                async def ask(
+                    request: DecisionRequest = request, answers: list[Answer] = answers
+                ) -> None:
                     answers.append(await link.ask(request))
 
                 nursery.start_soon(ask)

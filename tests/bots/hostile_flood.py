@@ -1,7 +1,8 @@
 """A bot that floods the referee: at its first decision request it sends FLOOD answers to
-requests that do not exist, far beyond the referee's allowance of stray messages (200 banked) and its
-500 messages a second (bursts of 1,000). The referee must answer RATE_LIMITED, close the
-stream, and end the match as a disconnect. What it is told is noted by hostile_common.Told.
+requests that do not exist, far beyond the referee's allowance of stray messages (200
+banked) and its 500 messages a second (bursts of 1,000). The referee must answer
+RATE_LIMITED, close the stream, and end the match as a disconnect. What it is told is noted
+by hostile_common.Told.
 
 It never answers a decision. The stray-message allowance counts messages, not time, so the
 flood is caught at its 201st message however slowly a busy referee reads it: the flood, not
