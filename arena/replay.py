@@ -68,6 +68,7 @@ def report_lines(
                 "decision_ms": time_control.decision_ms,
                 "bank_ms": time_control.bank_ms,
                 "increment_ms": time_control.increment_ms,
+                "grace_ms": time_control.grace_ms,
             }
             if time_control
             else None

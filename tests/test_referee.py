@@ -81,10 +81,12 @@ def test_honest_match_ends_normally_with_the_engine_result() -> None:
 
 
 def test_silent_seat_times_out_three_times_then_forfeits() -> None:
-    """No answer by the deadline is a timeout; the referee plays the default action; the third
-    strike forfeits the match with TIMEOUT naming the seat (default policy: 3 strikes)."""
+    """No answer by the deadline (and its grace) is a timeout; the referee plays the default
+    action; the third strike forfeits the match with TIMEOUT naming the seat (default policy:
+    3 strikes)."""
     report, _, elapsed = play(
-        "argentine-1v1", [first_legal, silent], time_control=TimeControl(decision_ms=250)
+        "argentine-1v1", [first_legal, silent],
+        time_control=TimeControl(decision_ms=250, grace_ms=0),
     )
     o = report.outcome
     assert o.termination is Termination.TIMEOUT
@@ -201,6 +203,40 @@ def test_time_bank_extends_the_deadline_and_is_consumed() -> None:
     # fourth is allowed 100 + 50 = 150 ms and times out.
     allowed = [r.time_left_ms for r in links[0].requests]
     assert allowed[:4] == [600, 450, 300, 150]
+    assert report.outcome.termination is Termination.TIMEOUT
+
+
+def test_the_grace_is_waited_for_but_never_announced() -> None:
+    """An answer a little past the deadline, within the grace (lag compensation), counts, with
+    its true latency; one past the grace is a timeout whose detail names both. Requests
+    announce the deadline without the grace."""
+    tc = TimeControl(decision_ms=200, grace_ms=50)
+    report, links, _ = play("argentine-1v1", [answer_after(0.24), first_legal], time_control=tc)
+    assert report.outcome.termination is Termination.NORMAL
+    seat0 = [d for d in report.decisions if d.seat == 0]
+    assert seat0
+    assert all(d.fault is None and d.latency_ms == pytest.approx(240) for d in seat0)
+    assert {r.time_left_ms for r in links[0].requests} == {200}
+    report, _, elapsed = play("argentine-1v1", [answer_after(0.26), first_legal],
+                              time_control=tc)
+    assert report.outcome.termination is Termination.TIMEOUT
+    assert report.outcome.detail == "no answer within 200 ms (and 50 ms of grace)"
+    assert elapsed == pytest.approx(0.75)  # three timeouts of 200 + 50 ms
+
+
+def test_the_increment_is_earned_only_in_time() -> None:
+    """The increment is added to the bank after every decision answered in time, not after a
+    timeout (proto TimeControl.increment_ms)."""
+    report, links, _ = play(
+        "mineiro-1v1",
+        [answer_after(0.3), first_legal],
+        time_control=TimeControl(decision_ms=100, bank_ms=250, increment_ms=40, grace_ms=0),
+        policy=FaultPolicy(max_strikes=2),
+    )
+    # 350 allowed: answered at 300, bank 250 - 200 + 40 = 90; then 190 allowed: a timeout at
+    # 190 spends the bank and earns nothing, so the next request allows the plain 100 ms.
+    allowed = [r.time_left_ms for r in links[0].requests]
+    assert allowed[:3] == [350, 190, 100]
     assert report.outcome.termination is Termination.TIMEOUT
 
 

@@ -18,11 +18,18 @@ from arena.rules.signals import Signal
 
 @dataclass(frozen=True, slots=True)
 class TimeControl:
-    """Per-decision deadline, plus an optional chess-clock bank with increment."""
+    """Per-decision deadline, plus an optional chess-clock bank with increment, plus a grace.
+
+    A seat is told it has ``decision_ms`` + what is left of its bank; the referee waits
+    ``grace_ms`` longer before it calls a timeout, for the answer's trip over the network
+    (lag compensation). Time past ``decision_ms`` is taken from the bank, the grace included
+    (the bank never goes below zero); ``increment_ms`` is added after every decision answered
+    in time."""
 
     decision_ms: int = 1000
     bank_ms: int = 0
     increment_ms: int = 0
+    grace_ms: int = 50
 
 
 @dataclass(frozen=True, slots=True)

@@ -160,7 +160,7 @@ async def run_match(
             action: Action | None = None
             t0 = trio.current_time()
             try:
-                with trio.move_on_after(allowed_ms / 1000) as scope:
+                with trio.move_on_after((allowed_ms + tc.grace_ms) / 1000) as scope:
                     answer = await links[seat].ask(request)
             except BotDisconnected as exc:
                 reconnects[seat] += 1
@@ -175,14 +175,17 @@ async def run_match(
             latency_ms = (trio.current_time() - t0) * 1000
             if fault is None:
                 if scope.cancelled_caught:
-                    fault, detail = "timeout", f"no answer within {allowed_ms} ms"
+                    fault, detail = "timeout", f"no answer within {allowed_ms} ms" + (
+                        f" (and {tc.grace_ms} ms of grace)" if tc.grace_ms else ""
+                    )
                 else:
                     action, why = _resolve(answer, legal)
                     if action is None:
                         fault, detail = "illegal_action", why
-            if tc.bank_ms:
+            if tc.bank_ms or tc.increment_ms:
                 bank[seat] = max(0, bank[seat] - max(0, int(latency_ms) - tc.decision_ms))
-                bank[seat] += tc.increment_ms
+                if fault != "timeout":
+                    bank[seat] += tc.increment_ms
             if fault is not None:
                 strikes[seat] += 1
                 log.warning(

@@ -340,7 +340,7 @@ class RemoteSeatLink:
                     ],
                     time_control=pb.TimeControl(
                         decision_ms=tc.decision_ms, bank_ms=tc.bank_ms,
-                        increment_ms=tc.increment_ms,
+                        increment_ms=tc.increment_ms, grace_ms=tc.grace_ms,
                     ),
                 )
             )

@@ -15,6 +15,7 @@
     decision_ms = 1000              # per-decision deadline
     bank_ms = 0                     # chess-clock bank per seat per match
     increment_ms = 0
+    grace_ms = 50                   # waited past the deadline for the network, unannounced
 
     [faults]
     max_strikes = 3                 # 1 = forfeit at the first fault
@@ -169,11 +170,12 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
                 f"options.{name}: not a variant of this tournament ({', '.join(variants)})"
             )
     tc_raw = raw.get("time_control", {})
-    _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms"}, "time_control")
+    _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms", "grace_ms"}, "time_control")
     tc = TimeControl(
         decision_ms=_int(tc_raw, "decision_ms", "time_control", 1000, 1),
         bank_ms=_int(tc_raw, "bank_ms", "time_control", 0, 0),
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
+        grace_ms=_int(tc_raw, "grace_ms", "time_control", 50, 0),
     )
     faults = raw.get("faults", {})
     _check_keys(faults, {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms"}, "faults")

@@ -266,14 +266,16 @@ class SeatInfo(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., team: _Optional[int] = ..., bot_name: _Optional[str] = ...) -> None: ...
 
 class TimeControl(_message.Message):
-    __slots__ = ("decision_ms", "bank_ms", "increment_ms")
+    __slots__ = ("decision_ms", "bank_ms", "increment_ms", "grace_ms")
     DECISION_MS_FIELD_NUMBER: _ClassVar[int]
     BANK_MS_FIELD_NUMBER: _ClassVar[int]
     INCREMENT_MS_FIELD_NUMBER: _ClassVar[int]
+    GRACE_MS_FIELD_NUMBER: _ClassVar[int]
     decision_ms: int
     bank_ms: int
     increment_ms: int
-    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ...) -> None: ...
+    grace_ms: int
+    def __init__(self, decision_ms: _Optional[int] = ..., bank_ms: _Optional[int] = ..., increment_ms: _Optional[int] = ..., grace_ms: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
     __slots__ = ("request_id", "match_id", "seat", "view", "legal_actions", "deadline_unix_ms", "time_left_ms")
