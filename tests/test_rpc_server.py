@@ -54,6 +54,15 @@ class Client:
         except StopIteration:
             return grpc.StatusCode.OK
 
+    async def error_codes_until_closed(self) -> tuple[list[int], grpc.StatusCode]:
+        """Read to the end of the stream: the in-band error codes, and the final status."""
+        codes: list[int] = []
+        while True:
+            try:
+                codes.append(int((await self.receive()).error.code))
+            except grpc.RpcError as exc:
+                return codes, exc.code()
+
     def close(self) -> None:
         self.outbox.put(None)
         self.channel.close()
@@ -251,13 +260,7 @@ def test_message_flood_closes_the_connection() -> None:
         client, conn = await connected(hub, port)
         for i in range(500):
             client.send(action_reply(f"x{i}", "m", 0, 0))
-        codes = []
-        status = None
-        while status is None:
-            try:
-                codes.append((await client.receive()).error.code)
-            except grpc.RpcError as exc:
-                status = exc.code()
+        codes, status = await client.error_codes_until_closed()
         assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert pb.ERROR_CODE_RATE_LIMITED in codes
         with trio.fail_after(5):
@@ -282,13 +285,7 @@ def test_stray_messages_close_the_connection_however_slowly_they_are_read() -> N
         client, conn = await connected(hub, port)
         for i in range(11):
             client.send(action_reply(f"x{i}", "m", 0, 0))
-        codes = []
-        status = None
-        while status is None:
-            try:
-                codes.append((await client.receive()).error.code)
-            except grpc.RpcError as exc:
-                status = exc.code()
+        codes, status = await client.error_codes_until_closed()
         assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert codes == [pb.ERROR_CODE_UNKNOWN_REQUEST] * 11 + [pb.ERROR_CODE_RATE_LIMITED]
         with trio.fail_after(5):
