@@ -9,6 +9,8 @@ import random
 import pytest
 
 from arena.tournament.ratings import ELO_PER_NAT, elo_ratings
+from arena.tournament.standings import standings
+from arena.tournament.store import MatchRow
 
 
 def _games(a: str, b: str, a_wins: int, b_wins: int) -> list[tuple[str, str]]:
@@ -92,3 +94,22 @@ def test_no_results_no_ratings_and_a_bot_cannot_beat_itself() -> None:
     assert elo_ratings([]) == {}
     with pytest.raises(ValueError, match="cannot beat itself"):
         elo_ratings([("a", "a")])
+
+
+def test_standings_lines_carry_the_rating_of_their_matches() -> None:
+    """Each standings line has the Elo of the matches it counts (per variant or overall);
+    a match without a winner rates nobody."""
+
+    def row(n: int, variant: str, bot0: str, bot1: str, winner: int | None) -> MatchRow:
+        return MatchRow(f"m{n}", variant, bot0, bot1, "normal", winner, None, 0, 0, (0, 0))
+
+    rows = [row(i, "argentine-1v1", "a", "b", 0 if i % 4 else 1) for i in range(40)]
+    rows += [row(100 + i, "mineiro-1v1", "a", "b", 1) for i in range(10)]
+    rows.append(row(999, "mineiro-1v1", "a", "b", None))
+    argentine = {line.bot: line.rating for line in standings(rows, "argentine-1v1")}
+    overall = {line.bot: line.rating for line in standings(rows)}
+    assert argentine["a"] is not None
+    assert argentine["b"] is not None
+    assert argentine["a"] == elo_ratings([("a", "b")] * 30 + [("b", "a")] * 10)["a"]
+    assert overall["a"] == elo_ratings([("a", "b")] * 30 + [("b", "a")] * 20)["a"]
+    assert argentine["a"].elo > 0 > argentine["b"].elo

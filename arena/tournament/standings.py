@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from arena.tournament.ratings import Rating, elo_ratings
 from arena.tournament.store import MatchRow
 
 
@@ -20,6 +21,7 @@ class Line:
     points_against: int = 0
     faults: int = 0
     forfeits: int = 0
+    rating: Rating | None = None  # Elo from these matches (None: no match had a winner)
 
     @property
     def score(self) -> float:
@@ -27,11 +29,16 @@ class Line:
 
 
 def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line]:
-    """Lines sorted best first (win rate, then point difference), for one variant or all."""
+    """Lines sorted best first (win rate, then point difference), for one variant or all,
+    each with its Elo rating from the same matches (`arena.tournament.ratings`)."""
     lines: dict[str, Line] = {}
+    results: list[tuple[str, str]] = []
     for row in rows:
         if variant is not None and row.variant != variant:
             continue
+        if row.winner_team is not None and row.bot0 != row.bot1:
+            winner = (row.bot0, row.bot1)[row.winner_team]
+            results.append((winner, row.bot1 if winner == row.bot0 else row.bot0))
         bots = (row.bot0, row.bot1)
         points = (row.points0, row.points1)
         for team, bot in enumerate(bots):
@@ -48,6 +55,8 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
             line.faults += sum(s for i, s in enumerate(row.strikes) if seat_bots[i] == bot)
             if row.faulty_bot == bot and row.termination != "normal":
                 line.forfeits += 1
+    for bot, rating in elo_ratings(results).items():
+        lines[bot].rating = rating
     return sorted(
         lines.values(),
         key=lambda x: (-x.score, -(x.points_for - x.points_against), x.bot),
