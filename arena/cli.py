@@ -1,10 +1,11 @@
-"""The `arena` command line: tournament, serve, match, replay, standings, variants."""
+"""The `arena` command line: tournament, serve, match, check, replay, standings, variants."""
 
 from __future__ import annotations
 
 import secrets
 import shlex
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from arena import check as checking
 from arena import logging as arena_logging
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
@@ -31,6 +33,7 @@ from arena.tournament import (
     standings,
 )
 from arena.tournament.config import parse_config
+from arena.tournament.runner import bot_logs
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
@@ -113,11 +116,8 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
         with bar:
             trio.run(runner.run)
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
-        # trio reports a Ctrl-C inside the tournament's nurseries as a group of them.
-        if isinstance(exc, BaseExceptionGroup):
-            interrupts, others = exc.split(KeyboardInterrupt)
-            if interrupts is None or others is not None:
-                raise
+        if not _interrupted(exc):
+            raise
         err.print(
             f"\ninterrupted. Finished matches are saved in {config.database}; "
             "run the same command again to resume."
@@ -126,6 +126,15 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
     err.print(f"played {len(todo)} matches in {time.monotonic() - started:.1f} s; "
               f"results in {config.database}, replays in {config.replays}")
     _print_standings(runner.store, config.name, config.variants)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether `exc` is a Ctrl-C: trio reports one inside a tournament's nurseries as a group
+    of them."""
+    if isinstance(exc, BaseExceptionGroup):
+        interrupts, others = exc.split(KeyboardInterrupt)
+        return interrupts is not None and others is None
+    return isinstance(exc, KeyboardInterrupt)
 
 
 def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
@@ -279,6 +288,100 @@ def match(
         out.print(f"replay: {replay_path(config, pairing.match_id)}")
     except ArenaError as exc:
         _fail(str(exc))
+
+
+@main.command()
+@click.argument("command", metavar="COMMAND")
+@click.option("--variant", "variants", multiple=True,
+              help="Only these variants (repeatable). Default: every variant.")
+@click.option("--games", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Matches per variant (sides alternate).")
+@click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="Per-decision deadline.")
+@click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Seed of the deals.")
+@click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
+              help="Keep the database, replays and logs in this folder (default: a "
+              "temporary folder, deleted at the end).")
+def check(
+    command: str, variants: tuple[str, ...], games: int, decision_ms: int, seed: int,
+    keep: Path | None,
+) -> None:
+    """Check that the bot COMMAND plays the protocol correctly in every variant.
+
+    COMMAND is the bot's command line as one string ('python my_bot.py'); the referee
+    launches it, one process per seat, against the sample random bot. Checks: it connects
+    and says hello, answers every decision in time, only with legal actions, stays
+    connected, and every match reaches its natural end. Exit status 0 if every check
+    passed, 1 if one failed, 2 for bad usage.
+    """
+    try:
+        if command.startswith("remote:"):
+            raise ConfigError("COMMAND: give the command that starts your bot (arena check "
+                              "launches it), not remote:NAME:TOKEN")
+        if not command.strip():
+            raise ConfigError("COMMAND: empty; give the command that starts your bot")
+        candidate = _bot_arg(command, 0, Path.cwd())
+        chosen = tuple(find_variant(v).name for v in variants) or variant_names()
+        with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
+            folder = keep.resolve() if keep is not None else Path(scratch)
+            config = checking.check_config(
+                candidate, name=f"check-{int(time.time())}-{secrets.token_hex(3)}",
+                folder=folder, variants=chosen, games=games, decision_ms=decision_ms,
+                seed=seed,
+            )
+            passed = _check(config, " ".join(candidate.command), keep is not None)
+        sys.exit(0 if passed else 1)
+    except ArenaError as exc:
+        _fail(str(exc))
+
+
+def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
+    """Play the check's matches, print the report; True if every check passed."""
+    arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
+    runner = TournamentRunner(config)
+    todo = runner.pending()[0]
+    out.print(
+        f"checking {command!r} against the sample random bot: "
+        f"{checking.plural(len(config.variants), 'variant')} x "
+        f"{checking.plural(config.games, 'match', 'matches')}, "
+        f"{config.time_control.decision_ms} ms a decision, seed {config.seed}",
+        highlight=False, markup=False,
+    )
+    bar = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, disable=not err.is_terminal, transient=True,
+    )
+    task = bar.add_task("check", total=len(todo))
+    runner.on_match_done = lambda _pairing, _report: bar.advance(task)
+    try:
+        with bar:
+            trio.run(runner.run)
+    except (KeyboardInterrupt, BaseExceptionGroup) as exc:
+        if not _interrupted(exc):
+            raise
+        err.print("\ninterrupted")
+        sys.exit(130)
+    finally:
+        arena_logging.configure(stream=sys.stderr, level="error")  # closes the log file
+    reports = checking.analyse(checking.load_matches(runner.store, config), config.variants)
+    runner.store.close()
+    out.print(checking.report_table(reports))
+    for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:
+        out.print(line, highlight=False, markup=False)
+    verdict = checking.summary(reports)
+    passed = all(r.passed for r in reports)
+    out.print(verdict, style="bold green" if passed else "bold red", highlight=False,
+              markup=False)
+    if not passed:
+        if kept:
+            out.print(f"your bot's own output (stdout and stderr), one file per seat: "
+                      f"{bot_logs(config)}/*.{checking.CANDIDATE}.log; replays in "
+                      f"{config.replays}", highlight=False, markup=False)
+        else:
+            out.print("run again with --keep DIR to keep your bot's output (stdout and "
+                      "stderr), the replays and the database", highlight=False, markup=False)
+    return passed
 
 
 @main.command()

@@ -189,9 +189,8 @@ class TournamentRunner:
         if bot.launched:
             token = self.hub.new_token()
             self.hub.admit(token, bot.name)
-            log_path = (
-                self.config.logs / _safe(self.config.name) / "bots"
-                / f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
+            log_path = bot_logs(self.config) / (
+                f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
             )
             try:
                 process = await SeatProcess.start(
@@ -292,6 +291,11 @@ def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
         seat_names=names, outcome=outcome, decisions=[], record=game.record(),
         started_at=now, finished_at=now,
     )
+
+
+def bot_logs(config: TournamentConfig) -> Path:
+    """The folder of the launched bots' output: one file per seat, stdout and stderr."""
+    return config.logs / _safe(config.name) / "bots"
 
 
 def replay_path(config: TournamentConfig, match_id: str) -> Path:

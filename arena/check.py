@@ -1,0 +1,439 @@
+"""`arena check`: the conformance check a bot author runs against their own bot.
+
+The candidate bot plays real matches, through the real referee and tournament runner, against
+the sample random bot (sample_bots/random_bot.py) over the chosen variants. What the runner
+stores — a row per match (arena/tournament/store.py) and a replay file per match
+(docs/replay.md) — is then read back for the candidate's seats, and five checks are judged:
+
+    connects and says hello               no `forfeit` with the candidate at fault
+    answers every decision in time        no timeout strike on its seats
+    only legal answers                    no illegal_action strike on its seats
+    stays connected to the end            no `disconnect` with the candidate at fault
+    every match reached its natural end   termination `normal` (the overall pass)
+
+Everything here but `sample_bot`, `check_config` and `load_matches` is a pure function over
+`MatchRow`s and `Replay`s, so the judging is tested without playing a match. For information
+it also collects the candidate's decision latency and the kinds of action it chose (and those
+it was offered but never chose), so an author sees which situations were exercised.
+"""
+
+from __future__ import annotations
+
+import enum
+import statistics
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+import arena
+from arena.errors import ArenaError, ConfigError
+from arena.replay import Replay, load_replay
+from arena.rules import Action, ActionKind, Match, Options, find_variant, parse_card
+from arena.tournament.config import BotSpec, TournamentConfig, parse_config
+from arena.tournament.runner import replay_path
+from arena.tournament.store import MatchRow, Store
+
+CANDIDATE = "candidate"
+OPPONENT = "opponent"
+
+
+class Verdict(enum.Enum):
+    """The result of one check."""
+
+    PASS = "PASS"
+    FAIL = "FAIL"
+    UNTESTED = "n/a"  # no match got that far (the bot never connected, say)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One of the checks: its key, its name for people, and its short column label."""
+
+    key: str
+    title: str
+    label: str
+
+
+CHECKS: tuple[Check, ...] = (
+    Check("hello", "connects and says hello", "hello"),
+    Check("in_time", "answers every decision in time", "in time"),
+    Check("legal", "only legal answers", "legal"),
+    Check("connected", "stays connected to the end", "connected"),
+    Check("natural_end", "every match reached its natural end", "natural end"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One check over one match, or over every match of a variant.
+
+    `detail` and `where` describe the first problem (the stored detail, e.g. "no answer
+    within 1000 ms", and the match, game and hand); `faults` counts the candidate's faults of
+    that kind (strikes, or the ending fault); `failed` counts the matches that failed it."""
+
+    verdict: Verdict
+    detail: str = ""
+    where: str = ""
+    faults: int = 0
+    failed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MatchCheck:
+    """What one stored match says about the candidate."""
+
+    match_id: str
+    variant: str
+    seats: tuple[int, ...]  # the candidate's seats
+    findings: tuple[Finding, ...]  # one per check, in CHECKS order
+    strikes: int  # the candidate's strikes, from the stored row
+    decisions: int  # the decisions it was asked for, faults included
+    latencies_ms: tuple[float, ...]  # of every decision it answered (timeouts left out)
+    chosen: tuple[str, ...]  # the action kinds it chose, in order (faults left out)
+    offered: frozenset[str]  # every action kind that was legal at one of its decisions
+
+
+@dataclass(frozen=True, slots=True)
+class VariantCheck:
+    """The checks over every match of one variant, and what the candidate did there."""
+
+    variant: str
+    matches: int
+    findings: tuple[Finding, ...]  # one per check, in CHECKS order
+    strikes: int
+    decisions: int
+    latencies_ms: tuple[float, ...]
+    chosen: tuple[tuple[str, int], ...]  # (kind, times), most chosen first
+    never_chosen: tuple[str, ...]  # kinds offered to it but never chosen, sorted
+
+    @property
+    def passed(self) -> bool:
+        return all(f.verdict is not Verdict.FAIL for f in self.findings) and (
+            self.findings[-1].verdict is Verdict.PASS
+        )
+
+    @property
+    def latency_median_ms(self) -> float | None:
+        return statistics.median(self.latencies_ms) if self.latencies_ms else None
+
+    @property
+    def latency_max_ms(self) -> float | None:
+        return max(self.latencies_ms) if self.latencies_ms else None
+
+
+def candidate_seats(row: MatchRow, replay: Replay, candidate: str = CANDIDATE) -> tuple[int, ...]:
+    """The seats the candidate held: from the stored row, else from the replay's header."""
+    names = row.seat_bots or tuple(s["bot"] for s in replay.header.get("seats", ()))
+    return tuple(seat for seat, name in enumerate(names) if name == candidate)
+
+
+def _where(match_id: str, line: dict[str, Any]) -> str:
+    """Where a recorded decision was: match, game, hand and seat."""
+    return f"{match_id}, game {line['game']} hand {line['hand']}, seat {line['seat']}"
+
+
+def _strike_finding(
+    fault: str, row: MatchRow, actions: list[dict[str, Any]], ending: dict[str, Any] | None,
+    reached: bool,
+) -> Finding:
+    """A check on strikes of one kind ("timeout" or "illegal_action"): the faults recorded on
+    the candidate's decisions, plus the fault that ended the match (not a recorded decision)."""
+    faulty = [line for line in actions if line["fault"] == fault]
+    ended = ending is not None and row.termination == fault
+    count = len(faulty) + ended
+    if not count:
+        return Finding(Verdict.PASS if reached else Verdict.UNTESTED)
+    if faulty:
+        first = faulty[0]
+        return Finding(Verdict.FAIL, first.get("detail", ""), _where(row.id, first), count, 1)
+    assert ending is not None
+    return Finding(Verdict.FAIL, ending.get("detail", ""), row.id, count, 1)
+
+
+def check_match(row: MatchRow, replay: Replay, candidate: str = CANDIDATE) -> MatchCheck:
+    """Judge every check on one stored match and its replay, for the candidate's seats."""
+    seats = candidate_seats(row, replay, candidate)
+    result = replay.result or {}
+    at_fault = row.faulty_bot == candidate
+    ending = result if at_fault else None
+    started = row.termination != "forfeit"
+    actions = [
+        line for line in replay.lines if line.get("type") == "action" and line["seat"] in seats
+    ]
+    detail = str(result.get("detail", ""))
+    if row.termination == "forfeit" and at_fault:
+        hello = Finding(Verdict.FAIL, detail, row.id, 1, 1)
+    else:
+        hello = Finding(Verdict.PASS if started else Verdict.UNTESTED)
+    # The fault that ends a match by strikes is not a recorded decision; count it too.
+    struck = at_fault and row.termination in ("timeout", "illegal_action")
+    reached = bool(actions) or struck
+    in_time = _strike_finding("timeout", row, actions, ending, reached)
+    legal = _strike_finding("illegal_action", row, actions, ending, reached)
+    if row.termination == "disconnect" and at_fault:
+        connected = Finding(Verdict.FAIL, detail, row.id, 1, 1)
+    else:
+        connected = Finding(Verdict.PASS if started else Verdict.UNTESTED)
+    if row.termination == "normal":
+        natural = Finding(Verdict.PASS)
+    else:
+        who = row.faulty_bot or "nobody"
+        seat = result.get("faulty_seat")
+        how = f"{row.termination} by {who}" + (f" (seat {seat})" if seat is not None else "")
+        natural = Finding(Verdict.FAIL, f"{how}: {detail}" if detail else how, row.id, 0, 1)
+    return MatchCheck(
+        match_id=row.id,
+        variant=row.variant,
+        seats=seats,
+        findings=(hello, in_time, legal, connected, natural),
+        strikes=sum(row.strikes[s] for s in seats if s < len(row.strikes)),
+        decisions=len(actions) + struck,
+        latencies_ms=tuple(
+            float(line["latency_ms"]) for line in actions if line["fault"] != "timeout"
+        ),
+        chosen=tuple(line["action"]["kind"] for line in actions if line["fault"] is None),
+        offered=offered_kinds(replay, seats),
+    )
+
+
+def offered_kinds(replay: Replay, seats: Sequence[int]) -> frozenset[str]:
+    """Every action kind that was legal at one of the decisions of `seats`: the replay's
+    actions are run through the rules engine again to see the legal sets. (Stops quietly at
+    anything that does not replay; `arena replay` is the place to check a replay.)"""
+    h = replay.header
+    try:
+        variant = find_variant(h["variant"])
+        deals = {
+            (line["game"], line["hand"]): tuple(
+                tuple(parse_card(c, variant.deck) for c in cards) for cards in line["deal"]
+            )
+            for line in replay.lines
+            if line.get("type") == "hand"
+        }
+        match = Match(
+            variant, Options(**h["options"]), h["seed"], dealer=h["first_dealer"],
+            scores=tuple(h["initial_scores"]), deals=deals,
+        )
+    except (ArenaError, ValueError, KeyError, TypeError):
+        return frozenset()
+    offered: set[str] = set()
+    for line in replay.lines:
+        if line.get("type") != "action":
+            continue
+        if match.is_over or match.to_act != line["seat"]:
+            break
+        if line["seat"] in seats:
+            offered.update(a.kind.name.lower() for a in match.legal_actions())
+        data = line["action"]
+        card = parse_card(data["card"], variant.deck) if data.get("card") else None
+        try:
+            match.apply(Action(ActionKind[data["kind"].upper()], card=card, slot=data.get("slot")))
+        except (ArenaError, ValueError, KeyError):
+            break
+    return frozenset(offered)
+
+
+def _combine(findings: Sequence[Finding]) -> Finding:
+    """One check over several matches: failed if any failed, with the first problem."""
+    failed = [f for f in findings if f.verdict is Verdict.FAIL]
+    faults = sum(f.faults for f in findings)
+    if failed:
+        first = failed[0]
+        return Finding(Verdict.FAIL, first.detail, first.where, faults, len(failed))
+    if any(f.verdict is Verdict.PASS for f in findings):
+        return Finding(Verdict.PASS)
+    return Finding(Verdict.UNTESTED)
+
+
+def check_variant(variant: str, matches: Sequence[MatchCheck]) -> VariantCheck:
+    """Every check over the matches of one variant (in the order given)."""
+    chosen = Counter(kind for m in matches for kind in m.chosen)
+    offered = frozenset().union(*(m.offered for m in matches))
+    return VariantCheck(
+        variant=variant,
+        matches=len(matches),
+        findings=tuple(
+            _combine([m.findings[i] for m in matches]) if matches
+            else Finding(Verdict.UNTESTED)
+            for i in range(len(CHECKS))
+        ),
+        strikes=sum(m.strikes for m in matches),
+        decisions=sum(m.decisions for m in matches),
+        latencies_ms=tuple(ms for m in matches for ms in m.latencies_ms),
+        chosen=tuple(sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0]))),
+        never_chosen=tuple(sorted(offered - set(chosen))),
+    )
+
+
+def analyse(
+    matches: Iterable[tuple[MatchRow, Replay]],
+    variants: Sequence[str],
+    candidate: str = CANDIDATE,
+) -> list[VariantCheck]:
+    """The checks per variant, in the order of `variants`, from stored rows and replays."""
+    per_variant: dict[str, list[MatchCheck]] = {v: [] for v in variants}
+    for row, replay in sorted(matches, key=lambda pair: pair[0].id):
+        per_variant.setdefault(row.variant, []).append(check_match(row, replay, candidate))
+    return [check_variant(v, checks) for v, checks in per_variant.items()]
+
+
+def failed_checks(reports: Sequence[VariantCheck]) -> list[Check]:
+    """The checks that failed in at least one variant, in CHECKS order."""
+    return [
+        check for i, check in enumerate(CHECKS)
+        if any(r.findings[i].verdict is Verdict.FAIL for r in reports)
+    ]
+
+
+# --------------------------------------------------------------------------- running it
+
+
+def sample_bot() -> Path:
+    """The sample random bot, the opponent: sample_bots/random_bot.py beside the package."""
+    path = Path(arena.__file__).resolve().parent.parent / "sample_bots" / "random_bot.py"
+    if not path.is_file():
+        raise ConfigError(
+            f"the opponent, the sample random bot, is not at {path}: `arena check` needs the "
+            "repository checkout it was installed from (pip install -e .)"
+        )
+    return path
+
+
+def check_config(
+    candidate: BotSpec,
+    *,
+    name: str,
+    folder: Path,
+    variants: Sequence[str],
+    games: int,
+    decision_ms: int,
+    seed: int,
+) -> TournamentConfig:
+    """The tournament of a check: the candidate against the sample random bot, `games`
+    matches per variant with default options and fault policy, one match at a time (so the
+    latency measured is the bot's, not a busy machine's), everything written in `folder`.
+    The candidate's command runs in its own folder (`candidate.cwd`)."""
+    if not candidate.launched:
+        raise ConfigError("the bot to check must be a command the referee launches")
+    raw: dict[str, Any] = {
+        "tournament": {
+            "name": name, "seed": seed, "games": games, "variants": list(variants),
+            "concurrency": 1, "database": str(folder / "check.db"),
+            "replays": str(folder / "replays"), "logs": str(folder / "logs"),
+        },
+        "time_control": {"decision_ms": decision_ms},
+        "bot": [
+            {"name": CANDIDATE, "command": list(candidate.command)},
+            {"name": OPPONENT, "command": ["python", str(sample_bot())]},
+        ],
+    }
+    # Absolute folders: relative to `base` only the candidate's command is.
+    return parse_config(raw, base=candidate.cwd)
+
+
+def load_matches(store: Store, config: TournamentConfig) -> list[tuple[MatchRow, Replay]]:
+    """Every stored match of the check, with its replay file."""
+    return [
+        (row, load_replay(replay_path(config, row.id))) for row in store.matches(config.name)
+    ]
+
+
+
+
+# --------------------------------------------------------------------------- the report
+
+_FAULTS = {"in_time": "timeout", "legal": "illegal answer"}
+_STYLE = {Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.UNTESTED: "dim"}
+
+
+def plural(n: int, word: str, many: str = "") -> str:
+    """`n word` or `n words` (or `n many`)."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
+
+
+def report_table(reports: Sequence[VariantCheck]) -> Table:
+    """One row per variant: each check's verdict, then the candidate's decisions, strikes
+    and latency."""
+    table = Table(title="arena check", title_justify="left")
+    table.add_column("variant", no_wrap=True)
+    for check in CHECKS:
+        table.add_column(check.label, justify="center", no_wrap=True)
+    table.add_column("decisions", justify="right")
+    table.add_column("strikes", justify="right")
+    table.add_column("latency ms\nmedian / max", justify="right", no_wrap=True)
+    for r in reports:
+        median, longest = r.latency_median_ms, r.latency_max_ms
+        table.add_row(
+            r.variant,
+            *(f"[{_STYLE[f.verdict]}]{f.verdict.value}[/]" for f in r.findings),
+            str(r.decisions),
+            str(r.strikes),
+            f"{median:.1f} / {longest:.1f}" if median is not None and longest is not None
+            else "-",
+        )
+    return table
+
+
+def check_lines(reports: Sequence[VariantCheck]) -> list[str]:
+    """Every check by name with its verdict over all variants; under a failed one, the first
+    problem in each variant where it failed (the stored detail, and where it happened)."""
+    lines = ["checks:"]
+    for i, check in enumerate(CHECKS):
+        findings = [(r, r.findings[i]) for r in reports]
+        verdicts = {f.verdict for _, f in findings}
+        verdict = (
+            Verdict.FAIL if Verdict.FAIL in verdicts
+            else Verdict.PASS if Verdict.PASS in verdicts
+            else Verdict.UNTESTED
+        )
+        lines.append(f"  {verdict.value:<4}  {check.title}")
+        for r, f in findings:
+            if f.verdict is not Verdict.FAIL:
+                continue
+            counted = f"{f.failed} of {plural(r.matches, 'match', 'matches')}"
+            if check.key in _FAULTS:
+                counted = f"{plural(f.faults, _FAULTS[check.key])} in {counted}"
+            else:
+                counted = f"in {counted}"
+            detail = f.detail.strip() or "(no detail)"
+            first, *rest = detail.splitlines()
+            lines.append(f"        {r.variant}: {first}")
+            lines.extend(f"            {more}" for more in rest)
+            lines.append(f"          ({counted}; first: {f.where})")
+    return lines
+
+
+def action_lines(reports: Sequence[VariantCheck]) -> list[str]:
+    """Per variant, the kinds of action the candidate chose (faults left out), and the kinds
+    it was offered but never chose: which situations the check exercised."""
+    lines = ["actions chosen (how often), and offered but never chosen:"]
+    for r in reports:
+        if not r.decisions:
+            lines.append(f"  {r.variant}: no decisions")
+            continue
+        chosen = ", ".join(f"{kind} {n}" for kind, n in r.chosen) or "none (all faults)"
+        never = ", ".join(r.never_chosen) or "none"
+        lines.append(f"  {r.variant}: {chosen}; never chosen: {never}")
+    return lines
+
+
+def summary(reports: Sequence[VariantCheck]) -> str:
+    """The verdict in one line."""
+    matches = sum(r.matches for r in reports)
+    failed = failed_checks(reports)
+    if not failed and all(r.passed for r in reports):
+        return (
+            f"PASS: every check passed in {plural(len(reports), 'variant')} "
+            f"({plural(matches, 'match', 'matches')}, "
+            f"{plural(sum(r.decisions for r in reports), 'decision')})"
+        )
+    bad = [r.variant for r in reports if not r.passed]
+    return (
+        f"FAIL: {len(failed)} of {len(CHECKS)} checks failed "
+        f"({', '.join(c.title for c in failed)}) in {plural(len(bad), 'variant')} "
+        f"({', '.join(bad)})"
+    )
