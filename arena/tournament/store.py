@@ -15,6 +15,9 @@ from pathlib import Path
 
 from arena.referee import MatchReport
 
+BUSY_TIMEOUT_S = 30.0
+"""How long an operation waits for another process's lock on the database."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tournaments (
     name        TEXT PRIMARY KEY,
@@ -105,8 +108,10 @@ class Store:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self.db = sqlite3.connect(path)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        # Several processes may share one database (two `arena match` runs, a tournament and
+        # `arena standings`): wait for a lock rather than fail at once.
+        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        self._switch_to_wal()
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
         columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
@@ -115,6 +120,20 @@ class Store:
                 self.db.execute(
                     "ALTER TABLE matches ADD COLUMN seat_bots TEXT NOT NULL DEFAULT '[]'"
                 )
+
+    def _switch_to_wal(self) -> None:
+        """WAL mode (readers never block the writer). Switching a new database's journal
+        mode does not wait on SQLite's busy timeout when another connection is switching it
+        at the same moment, so that one step is retried here."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     def close(self) -> None:
         self.db.close()
