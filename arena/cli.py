@@ -64,18 +64,23 @@ def _print_standings(store: Store, tournament: str, variants: tuple[str, ...]) -
                     if v in variants else len(variants))
     for title, variant in [*((v, v) for v in played), ("overall", None)]:
         table = Table(title=f"{tournament}: {title}", title_justify="left")
-        for name in ("#", "bot", "played", "won", "lost", "win%", "pts+", "pts-", "diff",
-                     "faults", "forfeits"):
+        for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
+                     "pts-", "diff", "faults", "forfeits"):
             table.add_column(name, justify="left" if name == "bot" else "right",
                              no_wrap=name == "bot")
         for rank, line in enumerate(standings(rows, variant), 1):
+            rating = line.rating
             table.add_row(
                 str(rank), line.bot, str(line.matches), str(line.wins), str(line.losses),
-                f"{100 * line.score:.0f}", str(line.points_for), str(line.points_against),
+                f"{100 * line.score:.0f}",
+                f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
+                str(line.points_for), str(line.points_against),
                 f"{line.points_for - line.points_against:+d}", str(line.faults),
                 str(line.forfeits),
             )
         out.print(table)
+    out.print("Elo: a Bradley-Terry fit of the wins and losses in each table, centred on the "
+              "field's average; ±95%: its 95 % error bar.")
     bad = [r for r in rows if r.termination != "normal"]
     if bad:
         out.print(f"{len(bad)} of {len(rows)} matches ended by a fault:")

@@ -35,6 +35,7 @@ from test_e2e_support import (
 )
 
 from arena.replay import load_replay, verify_replay
+from arena.tournament import Store, standings
 
 RANDOM = python_bot(SAMPLE_BOTS / "random_bot.py")
 
@@ -126,6 +127,29 @@ def test_full_round_robin_prints_standings_naming_every_bot(full: Played) -> Non
         assert _standings_lines(out, name) == len(ALL_VARIANTS) + 1, out
     assert f"played {len(full.rows)} matches" in flat(full.run.stderr), full.run.stderr
     assert "ended by a fault" not in out
+
+
+@pytest.mark.e2e
+def test_the_overall_table_shows_each_bots_elo_from_the_stored_matches(full: Played) -> None:
+    """The overall standings print each bot's Elo and 95 % bar, the Bradley-Terry fit of the
+    stored matches (arena.tournament.ratings), in the table's rank order."""
+    overall = full.run.stdout.split("full: overall", 1)[1]
+    printed = {}
+    for line in overall.splitlines():
+        cells = [c.strip() for c in line.split("│")[1:-1]]
+        if len(cells) == 13 and cells[0].isdigit():
+            printed[cells[1]] = (int(cells[0]), cells[6], cells[7])
+    store = Store(full.folder / "arena.db")
+    try:
+        lines = standings(store.matches("full"))
+    finally:
+        store.close()
+    assert set(printed) == set(full.bots)
+    for rank, line in enumerate(lines, 1):
+        assert line.rating is not None
+        assert printed[line.bot] == (
+            rank, f"{line.rating.elo:+.0f}", f"{line.rating.error:.0f}"
+        ), printed
 
 
 @pytest.mark.e2e
