@@ -268,6 +268,20 @@ def test_the_sample_random_bot_passes_every_check() -> None:
 
 
 @pytest.mark.e2e
+def test_the_javascript_bot_passes_every_check_in_every_variant(
+    js_random: list[str], tmp_path: Path
+) -> None:
+    """The Node.js sample bot (another language, the same contract) passes all five checks in
+    every variant, one match each: what a bot author in any language sees before a contest."""
+    run = _check(" ".join(js_random), "--games", "1", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    out = run.stdout
+    for variant in variant_names():
+        assert re.search(rf"{re.escape(variant)}\s*│(\s*PASS\s*│){{5}}", out), out
+    assert f"PASS: every check passed in {len(variant_names())} variants" in out, out
+
+
+@pytest.mark.e2e
 def test_a_silent_bot_fails_answers_in_time(tmp_path: Path) -> None:
     """A bot that never answers fails 'answers every decision in time' with the referee's
     detail (no answer within the --decision-ms given), and the match's natural end; it did
