@@ -22,6 +22,12 @@ events (moves, tricks, hand summaries) that the raw server does not: they are pa
 decision path a real bot sees (``ref B/dec`` counts every byte the client received per
 decision, ``ref msg/dec`` every message).
 
+``floor µs`` is the referee's own CPU per decision with no wire at all (`measure_floor`:
+`run_match`, the rules engine, every message built and serialized by the real link, the log
+lines written) and ``ceiling`` is ``raw µs / (raw µs + floor µs)``: the ratio a referee doing
+that work would reach if its gRPC path cost exactly the raw server's and nothing else — an
+upper bound for any bridge on one core.
+
 Each stream count is measured in ``BENCH_ROUNDS`` rounds (default 3) of ``BENCH_SECONDS /
 BENCH_ROUNDS`` seconds per side, alternating which side goes first; each column keeps its best
 round, since load from elsewhere only ever makes a round slower. The clock starts once every
@@ -50,9 +56,9 @@ import trio
 
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
-from arena.referee import run_match
+from arena.referee import Answer, run_match
 from arena.rpc import convert
-from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
+from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
 
@@ -335,6 +341,58 @@ def measure_referee(streams: int, seconds: float) -> Round:
     return Round(tally, cpu * 1e6 / max(tally.decisions, 1))
 
 
+class _WireFreeConnection:
+    """Stands in for `arena.rpc.server.Connection` under a real `RemoteSeatLink`: every
+    message the link builds is serialized as for the wire (and dropped); every request is
+    answered at once with the first legal action. What is left is the referee's own work."""
+
+    hub = None
+    token = ""
+    close_reason = ""
+    bot_name = "bench"
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def send(self, message: Any) -> None:
+        self.bytes += len(message.SerializeToString())
+
+    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
+        self.bytes += len(message.SerializeToString())
+        await trio.lowlevel.checkpoint()
+        return Answer(action_index=0)
+
+
+def measure_floor(seconds: float) -> float:
+    """CPU µs per decision of the referee's work alone: `run_match` with the rules engine,
+    every message to every seat built and serialized by the real `RemoteSeatLink`, and the
+    structlog decision lines written to a file, but no wire (no gRPC, no bridge, no client).
+    No server can spend less per decision than this plus a raw gRPC round trip."""
+
+    async def main() -> int:
+        decisions, number = 0, 0
+        deadline = time.process_time() + seconds
+        while time.process_time() < deadline:
+            match_id = f"floor:{number}"
+            conn: Any = _WireFreeConnection()  # duck-typed: what RemoteSeatLink uses of one
+            links = [RemoteSeatLink(conn, match_id, s, "bench", False)
+                     for s in (0, 1)]
+            report = await run_match(match_id, Match(VARIANT, seed=number), list(links))
+            decisions += len(report.decisions)
+            number += 1
+        return decisions
+
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
+        arena_logging.configure(path=Path(folder) / "referee.jsonl")
+        try:
+            started = time.process_time()
+            decisions = trio.run(main)
+            cpu = time.process_time() - started
+        finally:
+            arena_logging.configure(stream=_devnull())
+    return cpu * 1e6 / decisions
+
+
 _DEVNULL: list[Any] = []
 
 
@@ -356,6 +414,7 @@ def part(seconds: float) -> list[dict[str, object]]:
     """Decisions per second and server CPU per decision, referee and raw, at each stream
     count: best of ``BENCH_ROUNDS`` alternating rounds."""
     rounds = max(1, int(os.environ.get("BENCH_ROUNDS", "3")))
+    floor_us = min(measure_floor(seconds / rounds / 2) for _ in range(rounds))
     rows: list[dict[str, object]] = []
     for streams in STREAMS:
         raw: list[Round] = []
@@ -388,6 +447,8 @@ def part(seconds: float) -> list[dict[str, object]]:
                 "raw µs/dec": raw_us,
                 "ref µs/dec": ref_us,
                 "raw/ref µs": raw_us / ref_us,
+                "floor µs": floor_us,
+                "ceiling": raw_us / (raw_us + floor_us),
             }
         )
     return rows
