@@ -1,4 +1,5 @@
-"""The `arena` command line: tournament, serve, match, check, replay, standings, variants."""
+"""The `arena` command line: tournament, serve, match, check, replay, standings, ladder,
+variants."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ from arena.tournament import (
 )
 from arena.tournament.config import parse_config
 from arena.tournament.runner import bot_logs
+from arena.tournament.store import MatchRow
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
@@ -59,11 +61,15 @@ def main() -> None:
 
 
 def _print_standings(store: Store, tournament: str, variants: tuple[str, ...]) -> None:
-    rows = store.matches(tournament)
+    _print_tables(store.matches(tournament), tournament, variants)
+
+
+def _print_tables(rows: list[MatchRow], label: str, variants: tuple[str, ...]) -> None:
+    """A standings table per variant played and an overall one, titled `label: ...`."""
     played = sorted({r.variant for r in rows}, key=lambda v: variants.index(v)
                     if v in variants else len(variants))
     for title, variant in [*((v, v) for v in played), ("overall", None)]:
-        table = Table(title=f"{tournament}: {title}", title_justify="left")
+        table = Table(title=f"{label}: {title}", title_justify="left")
         for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
                      "pts-", "diff", "faults", "forfeits"):
             table.add_column(name, justify="left" if name == "bot" else "right",
@@ -413,8 +419,32 @@ def standings_cmd(tournament_name: str, database: Path) -> None:
     """Print the standings of a stored tournament."""
     store = Store(database)
     if not store.matches(tournament_name):
-        _fail(f"no matches of tournament {tournament_name!r} in {database}")
+        known = ", ".join(store.tournaments()) or "none"
+        _fail(f"no matches of tournament {tournament_name!r} in {database} "
+              f"(tournaments there: {known})")
     _print_standings(store, tournament_name, variant_names())
+
+
+@main.command()
+@click.option("--database", type=click.Path(exists=True, path_type=Path),
+              default=Path("arena.db"), show_default=True)
+@click.option("--variant", "only", multiple=True,
+              help="Only matches of these variants (repeatable). Default: every variant.")
+def ladder(database: Path, only: tuple[str, ...]) -> None:
+    """Print the ladder: every bot's standing and Elo over every match of every tournament
+    in the database (the same bot name is the same bot)."""
+    store = Store(database)
+    try:
+        chosen = {find_variant(v).name for v in only}
+    except ArenaError as exc:
+        _fail(str(exc))
+    rows = [r for r in store.matches() if not chosen or r.variant in chosen]
+    if not rows:
+        _fail(f"no matches in {database}" + (f" of {', '.join(sorted(chosen))}" if chosen else ""))
+    tournaments = len({r.tournament for r in rows})
+    label = (f"ladder ({checking.plural(tournaments, 'tournament')}, "
+             f"{checking.plural(len(rows), 'match', 'matches')})")
+    _print_tables(rows, label, variant_names())
 
 
 @main.command()

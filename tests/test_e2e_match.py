@@ -165,3 +165,48 @@ def test_two_matches_at_once_on_one_database_are_both_stored(tmp_path: Path) -> 
     assert printed[0][1] != printed[1][1]
     assert all(p[1].is_file() for p in printed)
     assert sorted(r["seed"] for r in rows) == [1, 2]
+
+
+@pytest.mark.e2e
+def test_the_ladder_rates_every_bot_over_every_tournament_in_the_database(
+    tmp_path: Path,
+) -> None:
+    """Three `arena match` runs into one database (each its own tournament, two variants)
+    make a ladder: `arena ladder` prints one table per variant and an overall one naming both
+    bots, with the match counts of all three tournaments and the Elo of all their results;
+    `--variant` keeps one variant's matches; `arena standings` of an unknown tournament names
+    the ones that exist."""
+    database = tmp_path / "ladder.db"
+    for variant, seed in (("argentine-1v1", 1), ("argentine-1v1", 2), ("mineiro-1v1", 3)):
+        run = arena("match", variant, FIRST_LEGAL, RANDOM, *(SHORT if "arg" in variant else []),
+                    "--seed", str(seed), "--database", database, cwd=tmp_path,
+                    env={"ARENA_BOT_SEED": "3"})
+        assert run.returncode == 0, explain(run)
+    rows = stored_matches(database)
+    assert len({r["tournament"] for r in rows}) == 3
+    run = arena("ladder", "--database", database, cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    out = run.stdout
+    assert "ladder (3 tournaments, 3 matches): overall" in out, out
+    assert "ladder (3 tournaments, 3 matches): argentine-1v1" in out, out
+    assert "ladder (3 tournaments, 3 matches): mineiro-1v1" in out, out
+    overall = out.split(": overall", 1)[1]
+    wins = {
+        bot: sum(1 for r in rows if r["winner_team"] is not None
+                 and (r["bot0"], r["bot1"])[r["winner_team"]] == bot)
+        for bot in ("first_legal", "random_bot")
+    }
+    for bot, won in wins.items():
+        cells = next(
+            [c.strip() for c in line.split("│")[1:-1]]
+            for line in overall.splitlines() if f" {bot} " in line
+        )
+        assert cells[1:5] == [bot, "3", str(won), str(3 - won)], overall
+    run = arena("ladder", "--database", database, "--variant", "mineiro-1v1", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    assert "ladder (1 tournament, 1 match): mineiro-1v1" in run.stdout, run.stdout
+    assert "argentine-1v1" not in run.stdout
+    run = arena("standings", "nope", "--database", database, cwd=tmp_path)
+    assert run.returncode == 2
+    for name in {r["tournament"] for r in rows}:
+        assert name in run.stderr.replace("\n", ""), run.stderr

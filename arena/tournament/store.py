@@ -73,6 +73,7 @@ class MatchRow:
     points1: int
     strikes: tuple[int, ...]
     seat_bots: tuple[str, ...] = ()
+    tournament: str = ""
 
 
 def bot_results(
@@ -166,6 +167,11 @@ class Store:
                 (name, kind, command),
             )
 
+    def tournaments(self) -> list[str]:
+        """The names of the tournaments with at least one stored match, sorted."""
+        rows = self.db.execute("SELECT DISTINCT tournament FROM matches ORDER BY tournament")
+        return [r[0] for r in rows]
+
     def finished_ids(self, tournament: str) -> set[str]:
         """Ids of the matches of `tournament` already stored."""
         rows = self.db.execute("SELECT id FROM matches WHERE tournament = ?", (tournament,))
@@ -208,15 +214,16 @@ class Store:
                 ),
             )
 
-    def matches(self, tournament: str) -> list[MatchRow]:
-        """Every stored match of `tournament`, in id order."""
-        rows = self.db.execute(
-            """SELECT id, variant, bot0, bot1, termination, winner_team, faulty_bot, points0,
-            points1, strikes, seat_bots FROM matches WHERE tournament = ? ORDER BY id""",
-            (tournament,),
-        )
+    def matches(self, tournament: str | None = None) -> list[MatchRow]:
+        """Every stored match of `tournament` (None: of every tournament), in id order."""
+        query = """SELECT id, variant, bot0, bot1, termination, winner_team, faulty_bot,
+            points0, points1, strikes, seat_bots, tournament FROM matches"""
+        if tournament is None:
+            rows = self.db.execute(query + " ORDER BY id")
+        else:
+            rows = self.db.execute(query + " WHERE tournament = ? ORDER BY id", (tournament,))
         return [
             MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                     tuple(json.loads(r[9])), tuple(json.loads(r[10])))
+                     tuple(json.loads(r[9])), tuple(json.loads(r[10])), r[11])
             for r in rows
         ]
