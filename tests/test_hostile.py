@@ -86,7 +86,7 @@ FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slow": ("timeout", (f"no answer within {DECISION_MS} ms",)),
     "illegal": ("illegal_action", ("out of range",)),
     "bytes": ("disconnect", ("bytes:", "not a valid request", "DecodeError")),
-    "oversized": ("disconnect", ("oversized:",)),
+    "oversized": ("disconnect", ("oversized:", "bytes, over the limit of 1,048,576")),
     "disconnect": ("disconnect", ("disconnect:",)),
     "flood": ("disconnect", ("flood:", "message flood")),
     "crash_at_start": (
@@ -323,14 +323,18 @@ def test_protocol_noise_is_refused_in_band(hostile: Played) -> None:
 def test_wire_abuse_ends_the_stream_with_the_right_status(hostile: Played) -> None:
     """What the wire-abusing bots were told before their streams ended: `flood` got
     RATE_LIMITED, then the status RESOURCE_EXHAUSTED; `oversized` had its 2 MiB message
-    refused by gRPC (RESOURCE_EXHAUSTED); `bytes` saw the referee close every junk socket it
-    opened (an HTTP/1.1 request; the HTTP/2 preface and a malformed frame), and each
-    undecodable message it sent was answered MALFORMED in-band, then INVALID_ARGUMENT (the
-    stream is ended at once, not left open until the match ends)."""
+    refused in-band (MESSAGE_TOO_LARGE), then RESOURCE_EXHAUSTED; `bytes` saw the referee
+    close every junk socket it opened (an HTTP/1.1 request; the HTTP/2 preface and a
+    malformed frame), and each undecodable message it sent was answered MALFORMED in-band,
+    then INVALID_ARGUMENT (the stream is ended at once, not left open until the match
+    ends)."""
     flood = hostile.told["flood"]
     assert flood["error ERROR_CODE_RATE_LIMITED"] >= 1, flood
     assert flood["status RESOURCE_EXHAUSTED"] == flood["error ERROR_CODE_RATE_LIMITED"], flood
-    assert hostile.told["oversized"]["status RESOURCE_EXHAUSTED"] >= 1, hostile.told
+    oversized = hostile.told["oversized"]
+    assert oversized["status RESOURCE_EXHAUSTED"] >= 1, oversized
+    too_large = oversized["error ERROR_CODE_MESSAGE_TOO_LARGE"]
+    assert too_large == oversized["status RESOURCE_EXHAUSTED"], oversized
     told = hostile.told["bytes"]
     # Every junk socket was closed by the referee (none timed out; a bytes process stopped
     # early, when its opponent failed before the match, may have opened only one).

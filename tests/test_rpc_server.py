@@ -273,6 +273,29 @@ def test_message_flood_closes_the_connection() -> None:
     run(test)
 
 
+def test_an_oversized_message_is_refused_naming_its_size() -> None:
+    """A message over the 1 MiB limit is refused in-band with MESSAGE_TOO_LARGE (its size in
+    the text), the stream ends with RESOURCE_EXHAUSTED, and the connection's close reason —
+    what a match records for a seat it held — names the size and the limit."""
+
+    async def test(hub: Hub, port: int) -> None:
+        client, conn = await connected(hub, port)
+        big = pb.BotMessage(action=pb.ActionReply(request_id="x" * (2 << 20)))
+        client.send(big)
+        codes, status = await client.error_codes_until_closed()
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert codes == [pb.ERROR_CODE_MESSAGE_TOO_LARGE]
+        with trio.fail_after(5):
+            await conn.closed.wait()
+        size = big.ByteSize()
+        assert conn.close_reason == (
+            f"the client sent a message of {size:,} bytes, over the limit of {1 << 20:,}"
+        )
+        client.close()
+
+    run(test)
+
+
 def test_stray_messages_close_the_connection_however_slowly_they_are_read() -> None:
     """Messages that answer no request (unknown, duplicate, for another seat) are a flood once
     a connection has sent more than its bank of them, whatever the clock says: the per-second

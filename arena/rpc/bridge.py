@@ -88,6 +88,10 @@ class BadMessage(StreamClosed):
     """The client sent a message that could not be decoded; nothing more is read from it."""
 
 
+class MessageTooLarge(BadMessage):
+    """The client sent a message over its route's `StreamRoute.max_request_bytes`."""
+
+
 # --------------------------------------------------------------------------- the interface
 
 
@@ -151,6 +155,9 @@ class StreamRoute:
     Leave the (de)serializers as None to move raw bytes (benchmarks, tests); pass the
     generated ``FromString`` / ``SerializeToString`` for a proto service. ``batch``, if given,
     packs several outgoing messages into one, for streams switched to `send_in_batches`.
+    ``max_request_bytes``, if given, refuses a larger request (`MessageTooLarge`, naming its
+    size): gRPC's own receive limit (`server_options`) then only stops what is far over it,
+    without saying why to the server.
     """
 
     service: str
@@ -158,6 +165,7 @@ class StreamRoute:
     request_deserializer: Callable[[bytes], Any] | None = None
     response_serializer: Callable[[Any], bytes] | None = None
     batch: Callable[[list[Any]], Any] | None = None
+    max_request_bytes: int | None = None
 
     @property
     def path(self) -> str:
@@ -168,17 +176,21 @@ class StreamRoute:
 def server_options(
     *,
     max_message_bytes: int = 1 << 20,
+    max_receive_bytes: int | None = None,
     keepalive_time_s: float = 20.0,
     keepalive_timeout_s: float = 10.0,
 ) -> list[tuple[str, int]]:
     """gRPC server options: message size limits, and keepalive pings that find dead clients.
 
-    Without keepalive a client whose machine vanishes (no TCP reset) keeps its stream open
-    until the referee's next deadline; with it the stream ends within about
+    gRPC refuses to receive a message over ``max_receive_bytes`` (default
+    ``max_message_bytes``) and cancels its call without telling the server why; set it above
+    a route's `StreamRoute.max_request_bytes` so that the route's own, explained limit acts
+    first. Without keepalive a client whose machine vanishes (no TCP reset) keeps its stream
+    open until the referee's next deadline; with it the stream ends within about
     ``keepalive_time_s + keepalive_timeout_s``.
     """
     return [
-        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(keepalive_timeout_s * 1000)),
@@ -299,6 +311,7 @@ class _End:
 
     reason: str
     bad: bool = False
+    too_large: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -314,13 +327,21 @@ class _Undecodable:
     """What the request deserializer returns instead of raising inside grpc."""
 
     error: str
+    too_large: bool = False
 
 
-def _tolerant(deserializer: Callable[[bytes], Any] | None) -> Callable[[bytes], Any] | None:
-    if deserializer is None:
+def _tolerant(route: StreamRoute) -> Callable[[bytes], Any] | None:
+    deserializer, limit = route.request_deserializer, route.max_request_bytes
+    if deserializer is None and limit is None:
         return None
 
     def decode(raw: bytes) -> Any:
+        if limit is not None and len(raw) > limit:
+            return _Undecodable(
+                f"a message of {len(raw):,} bytes, over the limit of {limit:,}", too_large=True
+            )
+        if deserializer is None:
+            return raw
         try:
             return deserializer(raw)
         except Exception as exc:  # garbage from a client must not become a grpc crash
@@ -388,6 +409,8 @@ class BridgedStream(Generic[InT, OutT]):
             await self._receivers.park()
         item = self._inbox[0]
         if isinstance(item, _End):
+            if item.too_large:
+                raise MessageTooLarge(item.reason)
             raise (BadMessage if item.bad else StreamClosed)(item.reason)
         self._inbox.popleft()
         if self._reader_blocked and len(self._inbox) <= self._window // 2:
@@ -590,9 +613,12 @@ class _AsyncioSide(Generic[InT, OutT]):
                 if isinstance(message, _Undecodable):
                     self._push(
                         _End(
-                            f"the client sent a message that is not a valid request for "
+                            f"the client sent {message.error}"
+                            if message.too_large
+                            else f"the client sent a message that is not a valid request for "
                             f"{self._route.path} ({message.error})",
                             bad=True,
+                            too_large=message.too_large,
                         )
                     )
                     return
@@ -792,7 +818,7 @@ class GrpcServerThread:
             by_service.setdefault(route.service, {})[route.method] = (
                 grpc.stream_stream_rpc_method_handler(
                     self._handler(route),
-                    request_deserializer=_tolerant(route.request_deserializer),
+                    request_deserializer=_tolerant(route),
                     response_serializer=route.response_serializer,
                 )
             )

@@ -13,6 +13,7 @@ in-band with LATE_ANSWER.
 
 from __future__ import annotations
 
+import dataclasses
 import hmac
 import secrets
 from collections import OrderedDict
@@ -35,6 +36,7 @@ from arena.rpc import convert
 from arena.rpc.bridge import (
     BadMessage,
     MessageStream,
+    MessageTooLarge,
     StreamClosed,
     StreamRoute,
     serve_grpc,
@@ -195,6 +197,10 @@ class Connection:
                             f"more than {self.max_strays} messages that answer no request"
                         )
                         return
+        except MessageTooLarge as exc:  # refused unread: end the stream, say why
+            self.send(_error(pb.ERROR_CODE_MESSAGE_TOO_LARGE, exc.reason))
+            self._gone(exc.reason)
+            await self.stream.aclose(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.reason)
         except BadMessage as exc:  # nothing more is read: end the stream, say why
             self.send(_error(pb.ERROR_CODE_MALFORMED, exc.reason))
             self._gone(exc.reason)
@@ -566,12 +572,18 @@ async def serve_referee(
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
 ) -> AsyncIterator[Any]:
-    """Run the referee's gRPC server (with health and reflection) feeding `hub`."""
+    """Run the referee's gRPC server (with health and reflection) feeding `hub`.
+
+    A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
+    size) and ends its stream; gRPC itself only stops messages over four times that, which
+    it does without saying why."""
     async with serve_grpc(
         address,
-        [PLAY_ROUTE],
+        [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
         configure=_add_standard_services,
-        options=server_options(max_message_bytes=max_message_bytes),
+        options=server_options(
+            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes
+        ),
         credentials=credentials,
         window=4096,
     ) as server, trio.open_nursery() as nursery:

@@ -32,6 +32,7 @@ class ErrorCode(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ERROR_CODE_INTERNAL: _ClassVar[ErrorCode]
     ERROR_CODE_RATE_LIMITED: _ClassVar[ErrorCode]
     ERROR_CODE_TOO_MANY_CONNECTIONS: _ClassVar[ErrorCode]
+    ERROR_CODE_MESSAGE_TOO_LARGE: _ClassVar[ErrorCode]
 
 class Suit(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -113,6 +114,7 @@ ERROR_CODE_TIMEOUT: ErrorCode
 ERROR_CODE_INTERNAL: ErrorCode
 ERROR_CODE_RATE_LIMITED: ErrorCode
 ERROR_CODE_TOO_MANY_CONNECTIONS: ErrorCode
+ERROR_CODE_MESSAGE_TOO_LARGE: ErrorCode
 SUIT_UNSPECIFIED: Suit
 SUIT_SWORDS: Suit
 SUIT_CLUBS: Suit
