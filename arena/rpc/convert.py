@@ -240,13 +240,11 @@ def _play_from_proto(msg: pb.Play, deck: Deck) -> Play:
 
 
 def trick_to_proto(trick: Trick) -> pb.Trick:
-    """A `Trick` message; `winner` and `winner_team` stay unset for a parda."""
-    return pb.Trick(
-        leader=trick.leader,
-        plays=[_play_to_proto(p) for p in trick.plays],
-        winner=trick.winner,
-        winner_team=trick.winner_team,
-    )
+    """A `Trick` message; `winner` and `winner_team` stay unset for a parda. The plays come
+    from the encoding caches (each was in the current trick of some view before)."""
+    msg = pb.Trick(leader=trick.leader, winner=trick.winner, winner_team=trick.winner_team)
+    msg.MergeFromString(b"".join(map(_in_plays, trick.plays)))
+    return msg
 
 
 def trick_from_proto(msg: pb.Trick, deck: Deck) -> Trick:
@@ -698,6 +696,13 @@ def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
 # of a view in one call, instead of one Python-built message per element. The caches are
 # emptied when they reach `_CACHE_LIMIT` entries; only the encoding of the last hand summary
 # is kept (the referee tells it to each seat in turn).
+#
+# The caches of values the engine hands out again and again as the same objects (a hand's
+# cards, moves and tricks are in every view of the hand, and an event is told to each seat
+# of its audience as one object) are looked up by identity first: hashing and comparing a
+# nested frozen dataclass runs Python code at every level. An identity entry holds the
+# object itself, so its id cannot be reused while the entry lives. Legal actions are built
+# afresh for every decision, so their cache goes by value alone.
 
 _CACHE_LIMIT = 4096
 
@@ -719,27 +724,50 @@ def _encoder(encode: Callable[[_T], bytes]) -> Callable[[_T], bytes]:
     return cached
 
 
+def _shared_encoder(encode: Callable[[_T], bytes]) -> Callable[[_T], bytes]:
+    """`encode`, remembered per object, then per value."""
+    by_value = _encoder(encode)
+    by_id: dict[int, tuple[_T, bytes]] = {}
+
+    def cached(value: _T) -> bytes:
+        entry = by_id.get(id(value))
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if len(by_id) >= _CACHE_LIMIT:
+            by_id.clear()
+        encoded = by_value(value)
+        by_id[id(value)] = (value, encoded)
+        return encoded
+
+    return cached
+
+
 def _encoded(msg: Any) -> bytes:
     data: bytes = msg.SerializeToString()
     return data
 
 
-@_encoder
+@_shared_encoder
 def _in_hand(card: Card) -> bytes:
     return _encoded(pb.View(hand=[card_to_proto(card)]))
 
 
-@_encoder
+@_shared_encoder
 def _in_tricks(trick: Trick) -> bytes:
     return _encoded(pb.View(tricks=[trick_to_proto(trick)]))
 
 
-@_encoder
+@_shared_encoder
 def _in_current_trick(play: Play) -> bytes:
     return _encoded(pb.View(current_trick=[_play_to_proto(play)]))
 
 
-@_encoder
+@_shared_encoder
+def _in_plays(play: Play) -> bytes:
+    return _encoded(pb.Trick(plays=[_play_to_proto(play)]))
+
+
+@_shared_encoder
 def _in_moves(move: Move) -> bytes:
     return _encoded(pb.View(moves=[_move_to_proto(move)]))
 
@@ -749,7 +777,7 @@ def _in_legal_actions(action: Action) -> bytes:
     return _encoded(pb.View(legal_actions=[action_to_proto(action)]))
 
 
-@_encoder
+@_shared_encoder
 def _game_event(body: EventBody) -> bytes:
     return _encoded(_game_event_to_proto(body))
 
