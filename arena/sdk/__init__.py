@@ -51,7 +51,10 @@ class MatchInfo:
     seat: int
     team: int
     seat_names: tuple[str, ...]
-    decision_ms: int
+    decision_ms: int  # time for each decision (each request also says the time left)
+    bank_ms: int = 0  # chess-clock reserve for the match, spent past decision_ms
+    increment_ms: int = 0  # added to the bank after each decision answered in time
+    grace_ms: int = 0  # waited past each deadline for the network: do not plan on it
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +184,9 @@ def _handle(
                 team=s.team,
                 seat_names=tuple(info.bot_name for info in s.seats),
                 decision_ms=s.time_control.decision_ms,
+                bank_ms=s.time_control.bank_ms,
+                increment_ms=s.time_control.increment_ms,
+                grace_ms=s.time_control.grace_ms,
             )
         )
         return None
