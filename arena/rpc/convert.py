@@ -698,11 +698,12 @@ def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
 # is kept (the referee tells it to each seat in turn).
 #
 # The caches of values the engine hands out again and again as the same objects (a hand's
-# cards, moves and tricks are in every view of the hand, and an event is told to each seat
-# of its audience as one object) are looked up by identity first: hashing and comparing a
-# nested frozen dataclass runs Python code at every level. An identity entry holds the
-# object itself, so its id cannot be reused while the entry lives. Legal actions are built
-# afresh for every decision, so their cache goes by value alone.
+# cards, plays, moves and tricks are in every view of the hand, an event is told to each seat
+# of its audience as one object, and the engine builds each legal action once per kind and
+# card) are looked up by identity first: hashing and comparing a nested frozen dataclass runs
+# Python code at every level. An identity entry holds the object itself, so its id cannot be
+# reused while the entry lives; an object seen for the first time falls back to the cache by
+# value.
 
 _CACHE_LIMIT = 4096
 
@@ -772,7 +773,7 @@ def _in_moves(move: Move) -> bytes:
     return _encoded(pb.View(moves=[_move_to_proto(move)]))
 
 
-@_encoder
+@_shared_encoder
 def _in_legal_actions(action: Action) -> bytes:
     return _encoded(pb.View(legal_actions=[action_to_proto(action)]))
 

@@ -63,12 +63,16 @@ class Action:
     slot: int | None = None
 
     def __str__(self) -> str:
-        name = self.kind.name.lower().replace("_", " ")
+        name = _KIND_TEXT[self.kind]
         if self.card is not None:
             return f"{name} {self.card}"
         if self.slot is not None:
             return f"{name} #{self.slot}"
         return name
+
+
+_KIND_TEXT = {kind: kind.name.lower().replace("_", " ") for kind in ActionKind}
+"""How `Action.__str__` names each kind ("real envido")."""
 
 
 def play(card: Card) -> Action:

@@ -25,9 +25,11 @@ from arena.errors import IllegalActionError
 from arena.rules.actions import ENVIDO_CALLS, TRUCO_CALLS, Action, ActionKind
 from arena.rules.cards import (
     Card,
+    Deck,
     envido_cards,
     envido_value,
     flor_value,
+    full_deck,
     has_flor,
     trick_strength,
 )
@@ -88,6 +90,15 @@ FLOR_ANSWERS = {
     K.CONTRAFLOR: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO, K.CONTRAFLOR_AL_RESTO),
     K.CONTRAFLOR_AL_RESTO: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO),
 }
+# The actions that carry nothing but their kind, and every card's PLAY, built once: legal
+# actions are listed for every decision, and the same (immutable) objects then reach the
+# views and the wire's encoding caches every time.
+_KIND_ACTIONS: Mapping[ActionKind, Action] = {kind: Action(kind) for kind in ActionKind}
+_PLAY_ACTIONS: Mapping[Card, Action] = {
+    card: Action(K.PLAY, card=card) for deck in Deck for card in full_deck(deck)
+}
+_ENVIDO_ACTIONS = tuple(_KIND_ACTIONS[k] for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO))
+_QUIERO_ACTIONS = (_KIND_ACTIONS[K.QUIERO], _KIND_ACTIONS[K.NO_QUIERO])
 PICO_FALTA = 6  # RULES.md §4.7: falta envido in pico a pico, and the cap of contraflor al resto
 DUEL_OFFSET = 3  # pico a pico: even seat i duels seat i + 3 (docs/RULINGS.md R6)
 
@@ -357,7 +368,7 @@ class Match:
             hand_value=self._hand_value(),
             pending=h.pending,
             envido=h.envido_outcome,
-            folded=tuple(sorted(h.folded)),
+            folded=tuple(sorted(h.folded)) if h.folded else (),
             hand_of_ten=h.hand_of_ten,
             iron_hand=h.iron,
             awards=tuple(h.awards),
@@ -372,7 +383,9 @@ class Match:
             duels=tuple(h.duels_done),
             signals=tuple(
                 SeenSignal(s.seat, s.move, s.signal) for s in h.signals if seat in s.audience
-            ),
+            )
+            if h.signals
+            else (),
         )
 
     def record(self) -> MatchRecord:
@@ -437,27 +450,27 @@ class Match:
         pending = h.pending
         if pending is not None:
             if pending.kind in FLOR_CALLS:
-                return tuple(Action(k) for k in FLOR_ANSWERS[pending.kind])
+                return tuple(_KIND_ACTIONS[k] for k in FLOR_ANSWERS[pending.kind])
             if h.flor_holders and self._owes_flor(pending.responder):
-                return (Action(K.FLOR),)
+                return (_KIND_ACTIONS[K.FLOR],)
             return self._legal_answers(pending)
         if h.choice_pending:
-            return (Action(K.PLAY_HAND), Action(K.DECLINE_HAND))
+            return (_KIND_ACTIONS[K.PLAY_HAND], _KIND_ACTIONS[K.DECLINE_HAND])
         seat = h.turn
         if h.flor_holders and self._owes_flor(seat):
-            return (Action(K.FLOR),)
+            return (_KIND_ACTIONS[K.FLOR],)
         actions: list[Action] = []
         if h.blind:
             actions.extend(Action(K.PLAY_FACE_DOWN, slot=i) for i in range(len(h.held[seat])))
         else:
-            actions.extend(Action(K.PLAY, card=card) for card in h.held[seat])
+            actions.extend(_PLAY_ACTIONS[card] for card in h.held[seat])
         if self.family == ARGENTINE and self._envido_open(seat):
-            actions.extend(Action(kind) for kind in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO))
+            actions.extend(_ENVIDO_ACTIONS)
         raise_to = self._next_truco(seat)
         if raise_to is not None:
-            actions.append(Action(raise_to))
+            actions.append(_KIND_ACTIONS[raise_to])
         if self.family == ARGENTINE:
-            actions.append(Action(K.FOLD))
+            actions.append(_KIND_ACTIONS[K.FOLD])
         return tuple(actions)
 
     def _envido_open(self, seat: int) -> bool:
@@ -494,14 +507,14 @@ class Match:
                 raises.append(K.REAL_ENVIDO)
             if K.FALTA_ENVIDO not in chain:
                 raises.append(K.FALTA_ENVIDO)
-            return (*(Action(k) for k in raises), Action(K.QUIERO), Action(K.NO_QUIERO))
+            return (*(_KIND_ACTIONS[k] for k in raises), *_QUIERO_ACTIONS)
         if self.family == MINEIRO:
             level = self._ladder.index(pending.kind) + 1
-            answers = [Action(K.ACCEPT), Action(K.RUN)]
+            answers = [_KIND_ACTIONS[K.ACCEPT], _KIND_ACTIONS[K.RUN]]
             if level < len(self._ladder):
-                answers.insert(0, Action(self._ladder[level]))
+                answers.insert(0, _KIND_ACTIONS[self._ladder[level]])
             return tuple(answers)
-        answers = [Action(K.QUIERO), Action(K.NO_QUIERO)]
+        answers = list(_QUIERO_ACTIONS)
         # Envido va primero (RULES.md §4.3); a sung flor has cancelled the envido (§4.5).
         if (
             pending.kind is K.TRUCO
@@ -510,8 +523,7 @@ class Match:
             and not h.flor_sung
             and pending.responder not in h.played_any
         ):
-            envidos = [Action(k) for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO)]
-            return (*envidos, *answers)
+            return (*_ENVIDO_ACTIONS, *answers)
         return tuple(answers)
 
     def _why_illegal(self, action: Action) -> str:
