@@ -6,26 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import trio
+from test_privacy_property import RecordingConnection
 
 from arena.referee import MatchStart, TimeControl
 from arena.rpc.server import RemoteSeatLink
 from arena.rules import Action, Match, SeatView
 from arena.sdk import Bot, MatchInfo, _handle
-
-
-class _Recorder:
-    """Stands in for a connection under a `RemoteSeatLink`: keeps what the link sends."""
-
-    hub = None
-    token = ""
-    close_reason = ""
-    bot_name = "bot"
-
-    def __init__(self) -> None:
-        self.sent: list[Any] = []
-
-    def send(self, message: Any) -> None:
-        self.sent.append(message)
 
 
 class _Keeps(Bot):
@@ -42,7 +28,7 @@ def test_match_start_tells_the_bot_its_seat_and_whole_time_control() -> None:
     """`on_match_start` gets the match, variant, options, seat, team, the seats' names and
     the whole time control the referee announced: decision time, bank, increment and grace."""
     game = Match("argentine-2v2", {"target": 15}, seed=4)
-    conn: Any = _Recorder()
+    conn: Any = RecordingConnection()
     link = RemoteSeatLink(conn, "m7", 3, "bot3", reconnect=False)
     tc = TimeControl(decision_ms=800, bank_ms=5000, increment_ms=100, grace_ms=40)
     names = ("a", "b", "c", "d")
