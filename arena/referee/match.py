@@ -2,7 +2,7 @@
 
 The referee never decides a rule: it asks the engine (`arena.rules.Match`) who acts and what is
 legal, and applies what the seat chose. It owns time: each request gets the per-decision
-deadline (plus whatever is left of the seat's bank), enforced with `trio.move_on_after`.
+deadline (plus whatever is left of the seat's bank), enforced with a trio cancel scope.
 
 Faults (RULES of the arena, README "Faults"):
 - no answer by the deadline is a timeout; any other wrong answer (out-of-range index, an action
@@ -160,7 +160,9 @@ async def run_match(
             action: Action | None = None
             t0 = trio.current_time()
             try:
-                with trio.move_on_after((allowed_ms + tc.grace_ms) / 1000) as scope:
+                # What trio.move_on_after builds, with the deadline from t0 rather than a
+                # clock read of its own: this runs for every decision.
+                with trio.CancelScope(deadline=t0 + (allowed_ms + tc.grace_ms) / 1000) as scope:
                     answer = await links[seat].ask(request)
             except BotDisconnected as exc:
                 reconnects[seat] += 1

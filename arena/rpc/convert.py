@@ -62,6 +62,7 @@ __all__ = [
     "event_to_proto",
     "game_result_from_proto",
     "game_result_to_proto",
+    "legal_actions_into",
     "options_from_proto",
     "options_to_proto",
     "result_from_proto",
@@ -71,6 +72,7 @@ __all__ = [
     "trick_from_proto",
     "trick_to_proto",
     "view_from_proto",
+    "view_into",
     "view_to_proto",
 ]
 
@@ -401,7 +403,26 @@ def view_to_proto(view: SeatView) -> pb.View:
 
     The hand, tricks, current trick, moves and legal actions come from the encoding caches
     (see "Encoding caches" below); the rest is built field by field."""
-    msg = pb.View(
+    msg = _view_head(view)
+    msg.MergeFromString(_view_lists(view))
+    return msg
+
+
+def view_into(msg: pb.View, view: SeatView) -> None:
+    """Fill the empty `msg` (the `view` of a message being built) with what `view_to_proto`
+    returns, without building that message apart and copying it in."""
+    msg.MergeFromString(_view_head(view).SerializeToString() + _view_lists(view))
+
+
+def legal_actions_into(msg: pb.DecisionRequest, actions: Iterable[Action]) -> None:
+    """Append `actions` to the `legal_actions` of `msg` (from the encoding caches)."""
+    msg.MergeFromString(b"".join(map(_in_decision_legal_actions, actions)))
+
+
+def _view_head(view: SeatView) -> pb.View:
+    """The `View` without the fields that `_view_lists` encodes (the lists of a view that
+    are mostly empty are left out when they are)."""
+    return pb.View(
         variant=view.variant,
         seat=view.seat,
         team=view.team,
@@ -414,36 +435,38 @@ def view_to_proto(view: SeatView) -> pb.View:
         games_won=view.games_won,
         target=view.target,
         hand_size=view.hand_size,
-        partner_cards=_seat_cards_to_proto(view.partner_cards),
+        partner_cards=_seat_cards_to_proto(view.partner_cards) if view.partner_cards else None,
         hand_value=view.hand_value,
         pending=_pending_to_proto(view.pending),
         envido=None if view.envido is None else envido_to_proto(view.envido),
         folded=view.folded,
         hand_of_ten=view.hand_of_ten,
         iron_hand=view.iron_hand,
-        awards=[award_to_proto(a) for a in view.awards],
+        awards=[award_to_proto(a) for a in view.awards] if view.awards else None,
         to_act=view.to_act,
         side=view.side,
         side_of=view.side_of,
         gallo=view.gallo,
         discard=None if view.discard is None else card_to_proto(view.discard),
-        flor=[flor_to_proto(f) for f in view.flor],
+        flor=[flor_to_proto(f) for f in view.flor] if view.flor else None,
         duel=None if view.duel is None else duel_to_proto(view.duel),
-        duels=[duel_summary_to_proto(d) for d in view.duels],
-        signals=[_seen_to_proto(x) for x in view.signals],
+        duels=[duel_summary_to_proto(d) for d in view.duels] if view.duels else None,
+        signals=[_seen_to_proto(x) for x in view.signals] if view.signals else None,
     )
-    msg.MergeFromString(
-        b"".join(
-            [
-                *map(_in_hand, view.hand),
-                *map(_in_tricks, view.tricks),
-                *map(_in_current_trick, view.current_trick),
-                *map(_in_moves, view.moves),
-                *map(_in_legal_actions, view.legal_actions),
-            ]
-        )
+
+
+def _view_lists(view: SeatView) -> bytes:
+    """The encoding of a `View` holding only the view's hand, tricks, current trick, moves
+    and legal actions, joined from the encoding caches."""
+    return b"".join(
+        [
+            *map(_in_hand, view.hand),
+            *map(_in_tricks, view.tricks),
+            *map(_in_current_trick, view.current_trick),
+            *map(_in_moves, view.moves),
+            *map(_in_legal_actions, view.legal_actions),
+        ]
     )
-    return msg
 
 
 def view_from_proto(msg: pb.View, deck: Deck) -> SeatView:
@@ -776,6 +799,11 @@ def _in_moves(move: Move) -> bytes:
 @_shared_encoder
 def _in_legal_actions(action: Action) -> bytes:
     return _encoded(pb.View(legal_actions=[action_to_proto(action)]))
+
+
+@_shared_encoder
+def _in_decision_legal_actions(action: Action) -> bytes:
+    return _encoded(pb.DecisionRequest(legal_actions=[action_to_proto(action)]))
 
 
 @_shared_encoder

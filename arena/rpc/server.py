@@ -358,13 +358,8 @@ class RemoteSeatLink:
         decision.request_id = request.request_id
         decision.match_id = request.match_id
         decision.seat = request.seat
-        decision.view.CopyFrom(convert.view_to_proto(request.view))
-        if request.legal_actions == request.view.legal_actions:  # always, from the referee
-            decision.legal_actions.MergeFrom(decision.view.legal_actions)
-        else:
-            decision.legal_actions.extend(
-                convert.action_to_proto(a) for a in request.legal_actions
-            )
+        convert.view_into(decision.view, request.view)
+        convert.legal_actions_into(decision, request.legal_actions)
         decision.deadline_unix_ms = request.deadline_unix_ms
         decision.time_left_ms = request.time_left_ms
         return await self.conn.ask(
