@@ -27,15 +27,12 @@ import base64
 import copy
 import json
 from collections import Counter
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 from google.protobuf import json_format
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
 from test_e2e_support import (
     ALL_VARIANTS,
     SHORT,
@@ -46,6 +43,7 @@ from test_e2e_support import (
     stored_matches,
     write_config,
 )
+from test_privacy_property import cards_in, varint
 
 from arena.rpc import convert
 from arena.rules import envido_cards, find_variant, parse_card
@@ -143,33 +141,9 @@ def match_truth(path: Path) -> MatchTruth:
 # The checker
 
 
-def cards_in(message: Message) -> Iterator[pb.Card]:
-    """Every `Card` message anywhere inside `message`."""
-    if isinstance(message, pb.Card):
-        yield message
-        return
-    for descriptor, value in message.ListFields():
-        if descriptor.type != FieldDescriptor.TYPE_MESSAGE:
-            continue
-        if descriptor.is_repeated:
-            for item in value:
-                yield from cards_in(item)
-        else:
-            yield from cards_in(value)
-
-
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def seed_needles(seed: int) -> tuple[list[bytes], list[str]]:
     """How a seed could show up: in the wire bytes, and in the message as text."""
-    raw = [_varint(seed), seed.to_bytes(8, "little"), seed.to_bytes(8, "big")]
+    raw = [varint(seed), seed.to_bytes(8, "little"), seed.to_bytes(8, "big")]
     return raw, [str(seed), f"{seed:x}", f"{seed:X}"]
 
 

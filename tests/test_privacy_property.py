@@ -235,7 +235,8 @@ def _key(card: Card) -> CardKey:
     return _KEYS[card]
 
 
-def _varint(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """`n` as a protobuf varint (how an integer field holds it on the wire)."""
     out = bytearray()
     while True:
         byte, n = n & 0x7F, n >> 7
@@ -248,7 +249,7 @@ def seed_needles(seed: int) -> tuple[bytes, ...]:
     """How a seed could appear in a message's bytes: as an integer field (varint, fixed64),
     raw 8 bytes either way round, or as text in a string field (decimal, hex)."""
     return (
-        _varint(seed),
+        varint(seed),
         seed.to_bytes(8, "little"),
         seed.to_bytes(8, "big"),
         str(seed).encode(),
