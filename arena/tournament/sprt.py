@@ -11,7 +11,8 @@ The test is the generalized SPRT (Michel Van den Bergh, "A practical introductio
 GSPRT", as fishtest and fastchess use it): under each hypothesis Elo = elo0 and Elo = elo1
 the outcome distribution is the maximum-likelihood one with the observed frequencies and the
 hypothesis's mean score; the log-likelihood ratio of the two is compared with Wald's bounds
-log(beta / (1 - alpha)) and log((1 - beta) / alpha). Elo is logistic (400 points = 10:1 odds of a match).
+log(beta / (1 - alpha)) and log((1 - beta) / alpha). Elo is logistic (400 points = 10:1 odds
+of a match).
 
 Pure: no I/O, no clock; `arena sprt` (arena/cli.py) feeds it stored results.
 """
