@@ -14,6 +14,7 @@ from typing import Any
 import click
 import trio
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -30,11 +31,13 @@ from arena.tournament import (
     Store,
     TournamentConfig,
     TournamentRunner,
+    formats,
     load_config,
     standings,
 )
 from arena.tournament.config import parse_config
 from arena.tournament.runner import bot_logs
+from arena.tournament.standings import Line, crosstable
 from arena.tournament.store import MatchRow
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
@@ -60,38 +63,82 @@ def main() -> None:
     """
 
 
-def _print_standings(store: Store, tournament: str, variants: tuple[str, ...]) -> None:
-    _print_tables(store.matches(tournament), tournament, variants)
+def _print_standings(
+    store: Store, tournament: str, variants: tuple[str, ...], fmt: str = "table"
+) -> None:
+    _print_tables(store.matches(tournament), tournament, variants, fmt)
 
 
-def _print_tables(rows: list[MatchRow], label: str, variants: tuple[str, ...]) -> None:
-    """A standings table per variant played and an overall one, titled `label: ...`."""
+def _print_tables(
+    rows: list[MatchRow], label: str, variants: tuple[str, ...], fmt: str = "table"
+) -> None:
+    """A standings table and a crosstable per variant played and overall ones, titled
+    `label: ...`, as rich tables or as JSON, CSV or Markdown (`formats.FORMATS`)."""
     played = sorted({r.variant for r in rows}, key=lambda v: variants.index(v)
                     if v in variants else len(variants))
+    data: dict[str, dict[str, list[dict[str, object]]]] = {}
     for title, variant in [*((v, v) for v in played), ("overall", None)]:
-        table = Table(title=f"{label}: {title}", title_justify="left")
-        for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
-                     "pts-", "diff", "faults", "forfeits"):
-            table.add_column(name, justify="left" if name == "bot" else "right",
-                             no_wrap=name == "bot")
-        for rank, line in enumerate(standings(rows, variant), 1):
-            rating = line.rating
-            table.add_row(
-                str(rank), line.bot, str(line.matches), str(line.wins), str(line.losses),
-                f"{100 * line.score:.0f}",
-                f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
-                str(line.points_for), str(line.points_against),
-                f"{line.points_for - line.points_against:+d}", str(line.faults),
-                str(line.forfeits),
-            )
-        out.print(table)
+        lines = standings(rows, variant)
+        order = [line.bot for line in lines]
+        cross = crosstable(rows, variant)
+        heading = f"{label}: {title}"
+        if fmt == "json":
+            data[heading] = {"standings": formats.standings_rows(lines),
+                             "crosstable": formats.crosstable_rows(cross, order)}
+        elif fmt == "csv":
+            out.print(formats.to_csv(heading, formats.standings_rows(lines)), end="",
+                      markup=False, highlight=False)
+            out.print(formats.to_csv(f"{heading} crosstable",
+                                     formats.crosstable_rows(cross, order)),
+                      end="", markup=False, highlight=False)
+        elif fmt == "markdown":
+            out.print(formats.to_markdown(heading, formats.standings_rows(lines)),
+                      markup=False, highlight=False)
+            out.print(formats.to_markdown(f"{heading} crosstable",
+                                          formats.crosstable_rows(cross, order)),
+                      markup=False, highlight=False)
+        else:
+            _print_rich_tables(heading, lines, formats.crosstable_grid(cross, order))
+    if fmt == "json":
+        out.print(formats.to_json(data), end="", markup=False, highlight=False)
+        return
+    if fmt != "table":
+        return
     out.print("Elo: a Bradley-Terry fit of the wins and losses in each table, centred on the "
-              "field's average; ±95%: its 95 % error bar.")
+              "field's average; ±95%: its 95 % error bar. Crosstable: the row bot's wins-losses "
+              "against the column bot.")
     bad = [r for r in rows if r.termination != "normal"]
     if bad:
         out.print(f"{len(bad)} of {len(rows)} matches ended by a fault:")
         for r in bad:
-            out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}")
+            out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}", markup=False)
+
+
+def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -> None:
+    table = Table(title=heading, title_justify="left")
+    for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
+                 "pts-", "diff", "faults", "forfeits"):
+        table.add_column(name, justify="left" if name == "bot" else "right",
+                         no_wrap=name == "bot")
+    for rank, line in enumerate(lines, 1):
+        rating = line.rating
+        table.add_row(
+            str(rank), escape(line.bot), str(line.matches), str(line.wins), str(line.losses),
+            f"{100 * line.score:.0f}",
+            f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
+            str(line.points_for), str(line.points_against),
+            f"{line.points_for - line.points_against:+d}", str(line.faults),
+            str(line.forfeits),
+        )
+    out.print(table)
+    if len(grid) > 2:
+        cross = Table(title=f"{heading} crosstable", title_justify="left")
+        for i, name in enumerate(grid[0]):
+            cross.add_column(escape(name), justify="left" if i == 0 else "right",
+                             no_wrap=i == 0)
+        for row in grid[1:]:
+            cross.add_row(*(escape(cell) for cell in row))
+        out.print(cross)
 
 
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
@@ -415,14 +462,16 @@ def replay(replay_file: Path, quiet: bool) -> None:
 @click.argument("tournament_name")
 @click.option("--database", type=click.Path(exists=True, path_type=Path),
               default=Path("arena.db"), show_default=True)
-def standings_cmd(tournament_name: str, database: Path) -> None:
-    """Print the standings of a stored tournament."""
+@click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
+              show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
+def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
+    """Print the standings and crosstables of a stored tournament."""
     store = Store(database)
     if not store.matches(tournament_name):
         known = ", ".join(store.tournaments()) or "none"
         _fail(f"no matches of tournament {tournament_name!r} in {database} "
               f"(tournaments there: {known})")
-    _print_standings(store, tournament_name, variant_names())
+    _print_standings(store, tournament_name, variant_names(), fmt)
 
 
 @main.command()
@@ -430,7 +479,9 @@ def standings_cmd(tournament_name: str, database: Path) -> None:
               default=Path("arena.db"), show_default=True)
 @click.option("--variant", "only", multiple=True,
               help="Only matches of these variants (repeatable). Default: every variant.")
-def ladder(database: Path, only: tuple[str, ...]) -> None:
+@click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
+              show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
+def ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
     """Print the ladder: every bot's standing and Elo over every match of every tournament
     in the database (the same bot name is the same bot)."""
     store = Store(database)
@@ -444,7 +495,7 @@ def ladder(database: Path, only: tuple[str, ...]) -> None:
     tournaments = len({r.tournament for r in rows})
     label = (f"ladder ({checking.plural(tournaments, 'tournament')}, "
              f"{checking.plural(len(rows), 'match', 'matches')})")
-    _print_tables(rows, label, variant_names())
+    _print_tables(rows, label, variant_names(), fmt)
 
 
 @main.command()
