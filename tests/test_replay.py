@@ -28,12 +28,13 @@ from jsonschema import Draft202012Validator
 from rescore import RescoreError, rescore
 from test_e2e_support import TEST_BOTS, arena, bot_cmd, explain, write_config
 
-from arena.errors import BotDisconnected, ReplayMismatchError
+from arena.errors import BotDisconnected, ConfigError, ReplayMismatchError
 from arena.referee import Answer, DecisionRequest, FaultPolicy, MatchReport, TimeControl, run_match
 from arena.referee.local import LocalLink, Policy
 from arena.replay import describe, load_replay, verify_replay, write_replay
 from arena.rules import ActionKind, FlorOutcome, Match
 from arena.rules.signals import Signal, SignalKind
+from arena.tournament.config import load_config
 
 HERE = Path(__file__).parent
 FIXTURES = HERE / "fixtures"
@@ -360,6 +361,21 @@ def test_a_flor_outcome_names_its_payout_row(chain: tuple[ActionKind, ...], payo
     assert FlorOutcome(chain, 0, None, 0, 3).payout == payout
 
 
+def test_replay_legal_in_the_config_must_be_a_boolean(tmp_path: Path) -> None:
+    """`replay_legal = "yes"` is refused with one line naming tournament.replay_legal; `true`
+    is read into the config the runner writes replays with."""
+    bots = {"a": bot_cmd("first_legal"), "b": bot_cmd("first_legal")}
+    config = write_config(tmp_path, name="legal", variants=["argentine-1v1"], bots=bots)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[tournament]\n", '[tournament]\nreplay_legal = "yes"\n'),
+                      encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^tournament\.replay_legal: must be true or false"):
+        load_config(config)
+    config.write_text(text.replace("[tournament]\n", "[tournament]\nreplay_legal = true\n"),
+                      encoding="utf-8")
+    assert load_config(config).replay_legal is True
+
+
 # ------------------------------------------------------------------ from the outside
 
 
@@ -398,13 +414,16 @@ def test_a_misbehaving_bot_process_leaves_a_replay_a_third_party_can_rescore(
     """`arena tournament` with one strike allowed: a real bot process calls envido, accepts,
     then answers out of range. The match ends by an illegal action in the middle of a hand;
     its replay carries the envido showdown and an award line for every point of the stored
-    result, `arena replay` accepts it, and the re-scorer (no arena imports) agrees."""
+    result, and (tournament.replay_legal = true) each decision's legal actions; `arena replay`
+    accepts it, and the re-scorer (no arena imports) agrees."""
     config = write_config(
         tmp_path, name="cut", variants=["argentine-1v1"], max_strikes=1, games=2,
         bots={"envido_then_illegal": bot_cmd("envido_then_illegal"),
               "first_legal": bot_cmd("first_legal")},
     )
     assert (TEST_BOTS / "envido_then_illegal.py").is_file()
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        "[tournament]\n", "[tournament]\nreplay_legal = true\n", 1), encoding="utf-8")
     run = arena("tournament", config, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     files = sorted((tmp_path / "replays").rglob("*.jsonl"))
@@ -418,6 +437,8 @@ def test_a_misbehaving_bot_process_leaves_a_replay_a_third_party_can_rescore(
         assert sum(line["points"] for line in lines if line["type"] == "award") == sum(
             result["points"]
         )
+        actions = [line for line in lines if line["type"] == "action"]
+        assert all(line["legal"] for line in actions)  # tournament.replay_legal = true
         checked = arena("replay", "--quiet", path, cwd=tmp_path)
         assert checked.returncode == 0, explain(checked)
     rescored = _rescore_without_arena(*files)
