@@ -199,6 +199,9 @@ def rescore(path: Path) -> Rescored:
             game, next_hand, scores, chico_over = game + 1, 0, [0] * n, False
             out.chicos += 1
         elif kind == "result":
+            if chico_over:
+                _fail(number, f"the chico was won (scores {scores}) but no game_end line "
+                      "follows its hand")
             result = line
         elif kind not in ("action", "duel", "duel_end"):
             _fail(number, f"unknown line type {kind!r}")

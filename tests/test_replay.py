@@ -334,6 +334,46 @@ def test_a_tampered_award_fails_the_engine_and_the_rescorer(tmp_path: Path) -> N
     assert schema_errors(bad) == []
 
 
+def _drop_first(kind: str, reason: str | None = None) -> Callable[[list[dict[str, Any]]], None]:
+    def tamper(lines: list[dict[str, Any]]) -> None:
+        lines.remove(next(line for line in lines if line["type"] == kind
+                          and (reason is None or line["reason"] == reason)))
+    return tamper
+
+
+def _bump_hand_scores(lines: list[dict[str, Any]]) -> None:
+    hand = [line for line in lines if line["type"] == "hand"][1]
+    hand["scores"][0] += 1
+
+
+def _bump_flor_points(lines: list[dict[str, Any]]) -> None:
+    flor = next(line for line in lines if line["type"] == "flor")
+    flor["points"] += 1
+
+
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        (_drop_first("game_end"), "chico"),
+        (_drop_first("award", "hand"), "scores after the hand"),
+        (_bump_hand_scores, "scores before the hand"),
+        (_bump_flor_points, "flor payout"),
+    ],
+    ids=["no-chico-end", "award-missing", "hand-scores", "flor-points"],
+)
+def test_the_rescorer_catches_a_file_that_contradicts_itself(
+    tmp_path: Path, tamper: Callable[[list[dict[str, Any]]], None], says: str
+) -> None:
+    """The re-scorer is not a rubber stamp: a missing chico end, a missing award, a wrong score
+    before a hand, or a flor paid off its payout row each fail, saying what is wrong."""
+    lines = lines_of(HERE / "golden" / "argentine-2v2-flor.jsonl")
+    tamper(lines)
+    bad = tmp_path / "bad.tampered.jsonl"
+    bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(RescoreError, match=says):
+        rescore(bad)
+
+
 def test_an_unknown_format_is_refused_naming_the_field(tmp_path: Path) -> None:
     """A header of a format this arena does not read is one clear error naming `format`."""
     path = tmp_path / "future.tampered.jsonl"
