@@ -215,7 +215,7 @@ def offered_kinds(replay: Replay, seats: Sequence[int]) -> frozenset[str]:
             if line.get("type") == "hand"
         }
         match = Match(
-            variant, Options(**h["options"]), h["seed"], dealer=h["first_dealer"],
+            variant, Options(**h["options"]), int(h["seed"]), dealer=h["first_dealer"],
             scores=tuple(h["initial_scores"]), deals=deals,
         )
     except (ArenaError, ValueError, KeyError, TypeError):

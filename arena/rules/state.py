@@ -388,6 +388,12 @@ class Match:
             else (),
         )
 
+    @property
+    def deal(self) -> Deal:
+        """The current hand's deal, every seat's cards (seat 0 first; the gallo's four): the
+        game record's, never a seat's view."""
+        return self.hand.dealt
+
     def record(self) -> MatchRecord:
         """The game record so far: every deal, every action, every award, and the result."""
         return MatchRecord(
