@@ -289,3 +289,72 @@ def test_the_sdk_sends_its_sign_with_the_action() -> None:
     assert wire.WhichOneof("choice") == "action_index"
     assert wire.signal.kind == pb.SIGNAL_KIND_NADA
     assert wire.signal.text == "hola"
+
+
+def _sdk_seat(bot: Any) -> tuple[dict[Any, Any], pb.ServerMessage, Match]:
+    """An SDK seat of a fresh argentine-1v1 match held by `bot`, and its first decision."""
+    from arena.rpc import convert
+    from arena.sdk import _handle
+
+    game = Match("argentine-1v1", seed=1)
+    seat = game.to_act
+    assert seat is not None
+    seats: dict[Any, Any] = {}
+    started = pb.ServerMessage(game_started=pb.GameStarted(
+        match_id="m", variant="argentine-1v1", seat=seat, team=seat % 2,
+    ))
+    _handle(started, seats, bot)
+    decision = pb.ServerMessage()
+    decision.decision.request_id = "r"
+    decision.decision.match_id = "m"
+    decision.decision.seat = seat
+    convert.view_into(decision.decision.view, game.view(seat))
+    convert.legal_actions_into(decision.decision, game.view(seat).legal_actions)
+    return seats, decision, game
+
+
+def test_the_sdk_hands_every_strike_to_on_error(capsys: Any) -> None:
+    """An `Error` naming a seat the SDK plays reaches that bot's `on_error` with the code, the
+    request, the detail and the strike count, and is logged to stderr with the count."""
+    from arena.sdk import Bot, ErrorInfo, _handle
+
+    seen: list[ErrorInfo] = []
+
+    class Listener(Bot):
+        def act(self, view: Any, legal: Any) -> int:
+            return 0
+
+        def on_error(self, error: ErrorInfo) -> None:
+            seen.append(error)
+
+    seats, decision, _ = _sdk_seat(Listener)
+    seat = decision.decision.seat
+    error = pb.ServerMessage(error=pb.Error(
+        code=pb.ERROR_CODE_TIMEOUT, message="timeout (strike 1 of 3): no answer within 5 ms",
+        request_id="r", match_id="m", seat=seat, detail="no answer within 5 ms", strikes=1,
+        max_strikes=3,
+    ))
+    assert _handle(error, seats, Listener) is None
+    assert seen == [ErrorInfo("timeout", error.error.message, "r", "no answer within 5 ms", 1, 3)]
+    assert "referee error timeout (strike 1 of 3)" in capsys.readouterr().err
+
+
+def test_the_sdk_counts_and_prints_each_fallback(capsys: Any) -> None:
+    """When `act` raises, the SDK answers index 0, prints a line starting with FALLBACK_MARK
+    followed by the traceback to stderr, and counts it in `fallbacks()` (what `arena check`
+    reads)."""
+    import arena.sdk as sdk
+
+    class Broken(sdk.Bot):
+        def act(self, view: Any, legal: Any) -> int:
+            raise KeyError("deliberate")
+
+    seats, decision, _ = _sdk_seat(Broken)
+    before = sdk.fallbacks()
+    reply = sdk._handle(decision, seats, Broken)
+    assert reply is not None
+    assert reply.action.action_index == 0
+    assert sdk.fallbacks() == before + 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{sdk.FALLBACK_MARK} {before + 1}: act() raised")
+    assert "KeyError: 'deliberate'" in err
