@@ -71,7 +71,7 @@ CHECKS: tuple[Check, ...] = (
     Check("legal", "only legal answers", "legal"),
     Check("connected", "stays connected to the end", "connected"),
     Check("natural_end", "every match reached its natural end", "natural end"),
-    Check("own_answers", "answers are the bot's own (no SDK fallback)", "own answers"),
+    Check("own_answers", "answers are the bot's own (no SDK fallback)", "own"),
 )
 _NATURAL_END = 4  # index of "natural_end" in CHECKS: the overall pass
 
@@ -439,7 +439,7 @@ def report_table(reports: Sequence[VariantCheck]) -> Table:
     table.add_column("decisions", justify="right")
     table.add_column("strikes", justify="right")
     table.add_column("latency ms\nmedian / max", justify="right", no_wrap=True)
-    table.add_column("signs\nsent / recv", justify="right", no_wrap=True)
+    table.add_column("signs\nsent/recv", justify="right", no_wrap=True)
     for r in reports:
         median, longest = r.latency_median_ms, r.latency_max_ms
         table.add_row(
@@ -449,7 +449,7 @@ def report_table(reports: Sequence[VariantCheck]) -> Table:
             str(r.strikes),
             f"{median:.1f} / {longest:.1f}" if median is not None and longest is not None
             else "-",
-            f"{r.signs_sent} / {r.signs_received}",
+            f"{r.signs_sent}/{r.signs_received}",
         )
     return table
 
