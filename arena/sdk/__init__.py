@@ -18,8 +18,8 @@ actions are the rules engine's own types (`arena.rules`).
 
 Hooks besides `act` (all optional): `on_match_start`, `on_event` (moves, tricks, envido, the
 signs your partners send as `SignalEvent`), `on_hand_end`, `on_error` (every strike the
-referee counts against the seat — a timeout or an illegal answer — and every other refusal
-that names the seat's match), `on_match_end`.
+referee counts against the seat — a timeout or an illegal answer; other refusals, which name
+no seat, are only logged to stderr), `on_match_end`.
 
 If `act` raises, the SDK answers the first legal action so the seat does not time out, prints
 the traceback to stderr after a line that starts with `FALLBACK_MARK` ("[arena.sdk]
@@ -79,11 +79,10 @@ class MatchInfo:
 
 @dataclass(frozen=True, slots=True)
 class ErrorInfo:
-    """A refusal from the referee about one of the seat's answers, or a strike.
+    """A strike the referee counted against the seat (an `Error` that names the seat).
 
-    For a strike `code` is "timeout" or "illegal_action" and `strikes` / `max_strikes` say
-    where the seat stands (at `max_strikes` its side forfeits); for other errors (late_answer,
-    malformed, duplicate_answer, ...) they are 0."""
+    `code` is "timeout" or "illegal_action"; `strikes` / `max_strikes` say where the seat
+    stands (at `max_strikes` its side forfeits)."""
 
     code: str  # the ErrorCode without its prefix, lower case: timeout, illegal_action, ...
     message: str
@@ -124,8 +123,8 @@ class Bot:
         """A hand ended."""
 
     def on_error(self, error: ErrorInfo) -> None:
-        """The referee refused an answer of this seat or counted a strike against it (the
-        SDK has already logged it to stderr)."""
+        """The referee counted a strike against this seat: a timeout or an illegal answer
+        (the SDK has already logged it to stderr)."""
 
     def on_match_end(self, over: MatchOver) -> None:
         """The match ended; the instance is dropped after this."""
