@@ -339,15 +339,34 @@ def match(
         pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
         if any(not b.launched for b in bots):
             runner.on_listening = lambda a: err.print(f"listening on {a}; waiting for bots")
+        played: list[MatchReport] = []
+        runner.on_match_done = lambda _pairing, report: played.append(report)
         trio.run(runner.run, [pairing])
         row = runner.store.matches(config.name)[0]
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
             f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
-            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}"
+            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
+            highlight=False, markup=False,
         )
         from arena.tournament.runner import replay_path
         out.print(f"replay: {replay_path(config, pairing.match_id)}")
+        if row.termination != "normal":
+            # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
+            outcome = played[0].outcome if played else None
+            seat = outcome.faulty_seat if outcome is not None else None
+            at_fault = row.faulty_bot or "nobody"
+            if seat is not None:
+                at_fault += f" (seat {seat})"
+            detail = outcome.detail if outcome is not None else ""
+            out.print(
+                f"ended by {row.termination}: at fault {at_fault}"
+                + (f": {detail}" if detail else ""),
+                highlight=False, markup=False,
+            )
+            if row.faulty_bot:
+                out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
+                sys.exit(1)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -426,7 +445,9 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
         sys.exit(130)
     finally:
         arena_logging.configure(stream=sys.stderr, level="error")  # closes the log file
-    reports = checking.analyse(checking.load_matches(runner.store, config), config.variants)
+    matches = checking.load_matches(runner.store, config)
+    fallbacks = checking.count_fallbacks(config, (row.id for row, _ in matches))
+    reports = checking.analyse(matches, config.variants, fallbacks=fallbacks)
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:

@@ -675,6 +675,9 @@ class Match:
         h.cards[seat] = tuple(h.held[seat])
         h.public_moves = (Move(seat, Action(K.DISCARD)),)
         self._events.append(Event(frozenset({seat}), MoveEvent(h.moves[-1])))
+        # The other seats see the move too (their views list it), without its card.
+        others = frozenset(range(self.num_seats)) - {seat}
+        self._events.append(Event(others, MoveEvent(h.public_moves[0])))
         if self._flor and has_flor(h.cards[seat]):
             h.flor_holders = h.flor_holders | {seat}
 
