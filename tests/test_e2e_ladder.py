@@ -1,0 +1,215 @@
+"""End to end: `arena ladder serve` as a real subprocess with real bot processes, stopped with
+a real signal; `arena ladder add` from another process while it runs; `arena ladder show`
+reading what it stored; `arena sprt` playing duplicate pairs until the test decides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_e2e_support import (
+    ARENA,
+    HEURISTIC_BOT,
+    SAMPLE_BOTS,
+    arena,
+    bot_cmd,
+    explain,
+    python_bot,
+    write_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+RANDOM = python_bot(SAMPLE_BOTS / "random_bot.py")
+HEURISTIC = python_bot(HEURISTIC_BOT)
+FIELD = {  # strongest first (an offline playout of the four: each beats the next ones)
+    "heuristic": HEURISTIC,
+    "first": bot_cmd("first_legal"),
+    "random": RANDOM,
+    "folder": bot_cmd("folder"),
+}
+K = 3.0
+
+
+def _toml(value: Any) -> str:
+    return json.dumps(value)  # strings and lists of strings: JSON is TOML here
+
+
+def write_ladder(folder: Path, bots: dict[str, list[str]], *, versions: dict[str, str] | None
+                 = None, concurrency: int = 4, min_games: int = 4) -> Path:
+    """A ladder config over the two fast variants (Argentine to 15, one chico; Mineiro)."""
+    lines = [
+        "[ladder]", 'name = "main"', 'variants = ["argentine-1v1", "mineiro-1v1"]',
+        f"concurrency = {concurrency}", f"min_games = {min_games}", 'database = "arena.db"',
+        f"k = {K}", "poll_ms = 200", "",
+        "[time_control]", "decision_ms = 2000", "",
+        "[options.argentine-1v1]", "target = 15", "chicos = 1", "",
+    ]
+    for name, command in bots.items():
+        lines += ["[[bot]]", f"name = {_toml(name)}", f"command = {_toml(command)}"]
+        if versions and name in versions:
+            lines.append(f"version = {_toml(versions[name])}")
+        lines.append("")
+    path = folder / "ladder.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def rows(database: Path) -> list[dict[str, Any]]:
+    if not database.exists():
+        return []
+    with closing(sqlite3.connect(database, timeout=30)) as db:
+        db.row_factory = sqlite3.Row
+        try:
+            found = db.execute("SELECT * FROM matches ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # the service has not created its tables yet
+            return []
+        return [dict(r) for r in found]
+
+
+def games_of(found: list[dict[str, Any]], bot: str) -> int:
+    return sum(bot in (r["bot0"], r["bot1"]) for r in found)
+
+
+def wait_for(what: str, check: Any, proc: subprocess.Popen[str], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if proc.poll() is not None:
+            raise AssertionError(f"the ladder exited (code {proc.returncode}) before {what}: "
+                                 f"{proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {seconds} s")
+        time.sleep(0.5)
+
+
+def show(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    run = arena("ladder", "show", "--database", folder / "arena.db", "--format", "json",
+                cwd=folder)
+    assert run.returncode == 0, explain(run)
+    return {title: t["standings"] for title, t in json.loads(run.stdout).items()}
+
+
+def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_run(
+    tmp_path: Path,
+) -> None:
+    """A ladder of four bots of clearly different strength, run as `arena ladder serve` until
+    SIGTERM: it schedules matches by itself; a version entered while it runs (`arena ladder
+    add random --version 2` from another process) gets games and a rating inherited from
+    its predecessor; on SIGTERM it finishes the matches in flight and exits 0; `arena ladder
+    show` then ranks heuristic first and the folding bot last by mu - k*sigma, and no weaker
+    bot's interval [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
+    config = write_ladder(tmp_path, FIELD, versions={"random": "1"})
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("8 stored matches", lambda: len(rows(database)) >= 8, proc, 60)
+        added = arena("ladder", "add", "random", "--version", "2", "--command",
+                      " ".join(RANDOM), "--database", database, cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        assert "entered random@2 in ladder main" in added.stdout
+        wait_for("4 matches of random@2",
+                 lambda: games_of(rows(database), "random@2") >= 4 and len(rows(database)) >= 36,
+                 proc, 60)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "stopped" in stderr, stderr
+    assert "0 abandoned" in stderr, stderr
+
+    found = rows(database)
+    assert len({r["id"] for r in found}) == len(found)
+    tables = show(tmp_path)
+    overall = {line["bot"]: line for line in tables["ladder main: overall"]}
+    for bot, line in overall.items():
+        assert line["games"] == games_of(found, bot), (bot, line)
+    assert overall["random@2"]["games"] >= 4
+    assert overall["random@2"]["sigma"] < 25 / 3  # rated: less uncertain than a newcomer
+    field = [overall[b] for b in ("heuristic", "first", "random@1", "folder")]
+    by_rank = sorted(field, key=lambda x: -x["conservative"])
+    assert by_rank[0]["bot"] == "heuristic", tables["ladder main: overall"]
+    assert by_rank[-1]["bot"] == "folder", tables["ladder main: overall"]
+    for i, stronger in enumerate(field):
+        for weaker in field[i + 1:]:
+            assert weaker["mu"] - K * weaker["sigma"] <= stronger["mu"] + K * stronger["sigma"], (
+                stronger, weaker)
+    assert "ladder main: argentine-1v1" in tables
+    assert "ladder main: mineiro-1v1" in tables
+
+
+def test_a_restarted_ladder_continues_where_it_stopped(tmp_path: Path) -> None:
+    """Two runs of `arena ladder serve --duration` on one database: the second keeps every
+    match of the first untouched, numbers its pairs after the first's (no match id reused,
+    none stored twice), and the games in `arena ladder show` (recomputed from the stored
+    matches) keep growing."""
+    config = write_ladder(tmp_path, {"random": RANDOM, "first": bot_cmd("first_legal")},
+                          concurrency=2, min_games=1)
+    database = tmp_path / "arena.db"
+    first = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
+    assert first.returncode == 0, explain(first)
+    before = rows(database)
+    assert before, explain(first)
+    games_before = {line["bot"]: line["games"] for line in show(tmp_path)["ladder main: overall"]}
+
+    second = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
+    assert second.returncode == 0, explain(second)
+    after = rows(database)
+    assert len({r["id"] for r in after}) == len(after)
+    kept = {r["id"]: r for r in after}
+    for row in before:
+        assert kept[row["id"]] == row
+    new = [r for r in after if r["id"] not in {b["id"] for b in before}]
+    assert new, explain(second)
+
+    def pair(row: dict[str, Any]) -> int:
+        return int(row["id"].split(":")[1])
+
+    assert min(pair(r) for r in new) > max(pair(r) for r in before)
+    games_after = {line["bot"]: line["games"] for line in show(tmp_path)["ladder main: overall"]}
+    for bot in ("random", "first"):
+        assert games_after[bot] > games_before[bot]
+        assert games_after[bot] == games_of(after, bot)
+
+
+def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
+    tmp_path: Path,
+) -> None:
+    """`arena sprt` with the heuristic bot as A and the random bot as B plays duplicate pairs
+    until the SPRT accepts H1 (within 30 pairs), printing after each pair the LLR, the
+    bounds, the pentanomial counts and both Elo estimates; the verdict is the last line,
+    the exit code 0, and the matches are stored as their own tournament."""
+    config = write_config(
+        tmp_path, name="sprt", bots={"heuristic": HEURISTIC, "random": RANDOM},
+        variants=("argentine-1v1", "mineiro-1v1"), concurrency=4, decision_ms=2000,
+    )
+    run = arena("sprt", config, "--a", "heuristic", "--b", "random", "--elo0", "0",
+                "--elo1", "100", "--max-pairs", "30", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    lines = run.stdout.strip().splitlines()
+    assert lines[-1].startswith("verdict: H1 accepted after "), explain(run)
+    pairs = [line for line in lines if line.startswith("pair ")]
+    assert 1 <= len(pairs) <= 30
+    assert int(lines[-1].split("after ")[1].split()[0]) == len(pairs)
+    last = pairs[-1]
+    for part in ("LLR", "pentanomial [", "Elo paired", "unpaired"):
+        assert part in last
+    llr, bounds = last.split("LLR ")[1].split(" [", 1)
+    upper = float(bounds.split("]")[0].split(", ")[1])
+    assert float(llr) >= upper
+    stored = rows(tmp_path / "arena.db")
+    assert all(r["tournament"].startswith("sprt-heuristic-random-") for r in stored)
+    assert len(stored) >= 2 * len(pairs)
