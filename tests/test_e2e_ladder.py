@@ -213,3 +213,22 @@ def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
     stored = rows(tmp_path / "arena.db")
     assert all(r["tournament"].startswith("sprt-heuristic-random-") for r in stored)
     assert len(stored) >= 2 * len(pairs)
+
+
+def test_a_gauntlet_tournament_plays_the_challenger_against_the_field(tmp_path: Path) -> None:
+    """`arena tournament` with `format = "gauntlet"` and `challenger`: only the challenger's
+    pairs are played and stored (each twice, sides swapped), never a pair of the field."""
+    config = write_config(
+        tmp_path, name="g", bots={"new": bot_cmd("first_legal"), "random": RANDOM,
+                                  "folder": bot_cmd("folder")},
+        variants=("mineiro-1v1",), games=2, concurrency=4,
+    )
+    text = config.read_text(encoding="utf-8").replace(
+        "[tournament]\n", '[tournament]\nformat = "gauntlet"\nchallenger = "new"\n', 1)
+    config.write_text(text, encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    stored = rows(tmp_path / "arena.db")
+    assert sorted(r["id"] for r in stored) == [
+        "g:mineiro-1v1:new-folder:0", "g:mineiro-1v1:new-folder:1",
+        "g:mineiro-1v1:new-random:0", "g:mineiro-1v1:new-random:1"]
