@@ -653,14 +653,15 @@ class LadderService:
             slots.release()
 
     async def _play_one(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
+        report: MatchReport | None = None
         async with limiter:
             try:
                 report = await self.runner.play(pairing)
-            except trio.Cancelled:
-                self.abandoned += 1
-                for bot in pairing.teams:
-                    self.games[bot.name] -= 1
-                raise
+            finally:
+                if report is None:  # cut short by a stop: not stored, not counted
+                    self.abandoned += 1
+                    for bot in pairing.teams:
+                        self.games[bot.name] -= 1
         self.played += 1
         first = pairing.teams[0].name
         score = match_score(report, pairing, first)
