@@ -232,3 +232,45 @@ def test_a_gauntlet_tournament_plays_the_challenger_against_the_field(tmp_path: 
     assert sorted(r["id"] for r in stored) == [
         "g:mineiro-1v1:new-folder:0", "g:mineiro-1v1:new-folder:1",
         "g:mineiro-1v1:new-random:0", "g:mineiro-1v1:new-random:1"]
+
+
+def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token(
+    tmp_path: Path, js_random: list[str]
+) -> None:
+    """From the outside: while `arena ladder serve` runs (two launched bots), `arena ladder
+    add js --token T` enters a remote bot, and the Node.js sample (no Python SDK) dials the
+    address the service printed with that token; the ladder then schedules it, its matches
+    end normally, and it appears in `arena ladder show`."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=2, min_games=1)
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    js: subprocess.Popen[str] | None = None
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        assert "listening on " in banner, banner
+        address = banner.split("listening on ")[1].split(";")[0]
+        token = "js-" + os.urandom(8).hex()
+        added = arena("ladder", "add", "js", "--version", "0.1", "--token", token,
+                      "--config", config, cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        js = subprocess.Popen([*js_random, "--server", address, "--token", token, "--name",
+                               "js"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        wait_for("2 matches of js@0.1", lambda: games_of(rows(database), "js@0.1") >= 2,
+                 proc, 60)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        for p in (proc, js):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert proc.returncode == 0, stderr
+    mine = [r for r in rows(database) if "js@0.1" in (r["bot0"], r["bot1"])]
+    assert all(r["termination"] == "normal" for r in mine), mine
+    overall = {line["bot"]: line for line in show(tmp_path)["ladder main: overall"]}
+    assert overall["js@0.1"]["games"] == len(mine)
