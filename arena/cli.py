@@ -491,7 +491,7 @@ def ladder(ctx: click.Context, database: Path, only: tuple[str, ...], fmt: str) 
     if not database.exists():
         _fail(f"--database: {database} does not exist")
     if ladder_cli.has_ladder(database):
-        ladder_cli.show.callback(None, database, None, only, (), fmt)  # type: ignore[misc]
+        ladder_cli.show_only_ladder(database, only, fmt)
         return
     store = Store(database)
     try:

@@ -266,3 +266,13 @@ def has_ladder(database: Path) -> bool:
     from arena.tournament.ladder import sqlite_has_table
 
     return sqlite_has_table(database, "ladders") and bool(LadderBook(database).ladders())
+
+
+def show_only_ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
+    """`arena ladder` without a subcommand on a ladder service's database: its one ladder
+    (`show --ladder` picks one of several)."""
+    _, _, fail = _consoles()
+    try:
+        show_ladder(database, find_ladder(database, None), only, fmt, ())
+    except ArenaError as exc:
+        fail(str(exc))

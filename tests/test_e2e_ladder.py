@@ -76,6 +76,14 @@ def rows(database: Path) -> list[dict[str, Any]]:
         return [dict(r) for r in found]
 
 
+def pairs_after(database: Path, moment: float) -> list[tuple[str, str]]:
+    """The pairs the ladder scheduled after `moment` (its ladder_pairs table)."""
+    with closing(sqlite3.connect(database, timeout=30)) as db:
+        found = db.execute("SELECT bot_a, bot_b FROM ladder_pairs WHERE scheduled_at > ?",
+                           (moment,)).fetchall()
+        return [(a, b) for a, b in found]
+
+
 def games_of(found: list[dict[str, Any]], bot: str) -> int:
     return sum(bot in (r["bot0"], r["bot1"]) for r in found)
 
@@ -101,26 +109,34 @@ def show(folder: Path) -> dict[str, list[dict[str, Any]]]:
 def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_run(
     tmp_path: Path,
 ) -> None:
-    """A ladder of four bots of clearly different strength, run as `arena ladder serve` until
-    SIGTERM: it schedules matches by itself; a version entered while it runs (`arena ladder
-    add random --version 2` from another process) gets games and a rating inherited from
-    its predecessor; on SIGTERM it finishes the matches in flight and exits 0; `arena ladder
-    show` then ranks heuristic first and the folding bot last by mu - k*sigma, and no weaker
-    bot's interval [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
+    """A ladder of four bots of clearly different strength, run as `arena ladder serve`
+    until SIGTERM: it schedules matches by itself; a version entered while it runs (`arena
+    ladder add random --version 2` from another process) gets games and a rating inherited
+    from its predecessor; a retired version (`arena ladder retire`) gets no new pairs; on
+    SIGTERM it finishes the matches in flight and exits 0; `arena ladder show` then ranks
+    heuristic first and the folding bot last by mu - k*sigma, and no weaker bot's interval
+    [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
     config = write_ladder(tmp_path, FIELD, versions={"random": "1"})
     database = tmp_path / "arena.db"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        wait_for("8 stored matches", lambda: len(rows(database)) >= 8, proc, 60)
+        wait_for("8 stored matches", lambda: len(rows(database)) >= 8, proc, 120)
         added = arena("ladder", "add", "random", "--version", "2", "--command",
                       " ".join(RANDOM), "--database", database, cwd=tmp_path)
         assert added.returncode == 0, explain(added)
         assert "entered random@2 in ladder main" in added.stdout
         wait_for("4 matches of random@2",
-                 lambda: games_of(rows(database), "random@2") >= 4 and len(rows(database)) >= 36,
-                 proc, 60)
+                 lambda: games_of(rows(database), "random@2") >= 4 and len(rows(database)) >= 24,
+                 proc, 120)
+        retired = arena("ladder", "retire", "random", "--version", "1", "--config", config,
+                        cwd=tmp_path)
+        assert retired.returncode == 0, explain(retired)
+        assert "retired random@1 from ladder main" in retired.stdout
+        settled = time.time() + 2  # the service polls every 200 ms: 2 s is ample
+        wait_for("2 pairs scheduled after the retirement",
+                 lambda: len(pairs_after(database, settled)) >= 2, proc, 120)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
@@ -133,6 +149,8 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
 
     found = rows(database)
     assert len({r["id"] for r in found}) == len(found)
+    late = pairs_after(database, settled)
+    assert all("random@1" not in pair for pair in late), late
     tables = show(tmp_path)
     overall = {line["bot"]: line for line in tables["ladder main: overall"]}
     for bot, line in overall.items():
