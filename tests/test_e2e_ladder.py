@@ -23,6 +23,7 @@ from test_e2e_support import (
     arena,
     bot_cmd,
     explain,
+    processes_with,
     python_bot,
     write_config,
 )
@@ -170,17 +171,32 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
 
 
 def test_a_restarted_ladder_continues_where_it_stopped(tmp_path: Path) -> None:
-    """Two runs of `arena ladder serve --duration` on one database: the second keeps every
-    match of the first untouched, numbers its pairs after the first's (no match id reused,
-    none stored twice), and the games in `arena ladder show` (recomputed from the stored
-    matches) keep growing."""
+    """A ladder stopped hard (two Ctrl-C, SIGINT, in a row: the matches in flight are
+    abandoned, not stored, and no bot process outlives it), then run again with `arena
+    ladder serve --duration`: the second run keeps every match of the first untouched,
+    numbers its pairs after the first's (no match id reused, none stored twice), and the
+    games in `arena ladder show` (recomputed from the stored matches) keep growing."""
     config = write_ladder(tmp_path, {"random": RANDOM, "first": bot_cmd("first_legal")},
                           concurrency=2, min_games=1)
     database = tmp_path / "arena.db"
-    first = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
-    assert first.returncode == 0, explain(first)
+    mark = os.urandom(6).hex()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "ARENA_E2E_MARK": mark}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("2 stored matches", lambda: len(rows(database)) >= 2, proc, 120)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "abandoned (not stored)" in stderr, stderr
+    assert processes_with(mark) == []
     before = rows(database)
-    assert before, explain(first)
     games_before = {line["bot"]: line["games"] for line in show(tmp_path)["ladder main: overall"]}
 
     second = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
