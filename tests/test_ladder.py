@@ -200,3 +200,31 @@ def test_a_bad_format_names_the_field(tournament: dict[str, Any], message: str) 
     with pytest.raises(ConfigError) as caught:
         parse_config(raw)
     assert message in str(caught.value)
+
+
+@pytest.mark.e2e
+def test_ladder_and_sprt_commands_refuse_bad_input_in_one_line(tmp_path: Path) -> None:
+    """The real CLI: `arena ladder add` with both a command and a token, `arena ladder show`
+    of a database without that ladder, and `arena sprt` naming a bot the config lacks, each
+    exit 2 with one error line naming the flag or field."""
+    from test_e2e_support import arena, write_config
+
+    config = write_config(tmp_path, name="t", bots={"x": ["python", "x.py"],
+                                                    "y": ["python", "y.py"]})
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    cases = [
+        (("ladder", "add", "bot", "--command", "python b.py", "--token", "t", "--database",
+          tmp_path / "arena.db"), "bot: give exactly one of command"),
+        (("ladder", "show", "--database", tmp_path / "arena.db", "--ladder", "other"),
+         "--ladder: no ladder 'other'"),
+        (("sprt", config, "--a", "x", "--b", "nobody"), "--b: no bot 'nobody' in the config"),
+        (("sprt", config, "--a", "x", "--b", "y", "--elo0", "10", "--elo1", "5"),
+         "--elo0/--elo1/--alpha/--beta: elo0 (10.0) must be below elo1"),
+    ]
+    for args, message in cases:
+        run = arena(*args, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert message in run.stderr, (args, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
