@@ -20,15 +20,9 @@ from arena import logging as arena_logging
 from arena.errors import ArenaError, ConfigError
 from arena.rules import find_variant
 from arena.tournament import formats, load_config
-from arena.tournament.ladder import (
-    LadderBook,
-    LadderService,
-    find_ladder,
-    load_ladder_config,
-    make_bot,
-    rate,
-    table_rows,
-)
+from arena.tournament.ladder import LadderService, load_ladder_config
+from arena.tournament.ladder_book import LadderBook, find_ladder, make_bot
+from arena.tournament.ladder_ratings import rate, table_rows
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
 from arena.tournament.sprt_run import SprtRun
 
@@ -263,7 +257,7 @@ def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, al
 
 def has_ladder(database: Path) -> bool:
     """Whether `database` holds a ladder service's tables with at least one ladder."""
-    from arena.tournament.ladder import sqlite_has_table
+    from arena.tournament.ladder_book import sqlite_has_table
 
     return sqlite_has_table(database, "ladders") and bool(LadderBook(database).ladders())
 

@@ -15,15 +15,9 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.tournament import parse_config, round_robin
-from arena.tournament.ladder import (
-    SIGMA_WIDENING,
-    LadderBook,
-    line_of,
-    make_bot,
-    parse_ladder_config,
-    rate,
-    table_rows,
-)
+from arena.tournament.ladder import parse_ladder_config
+from arena.tournament.ladder_book import LadderBook, make_bot
+from arena.tournament.ladder_ratings import SIGMA_WIDENING, line_of, rate, table_rows
 from arena.tournament.pairing_policy import MODEL, Skill, choose_pair, teaching_weight
 from arena.tournament.store import MatchRow
 

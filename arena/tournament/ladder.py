@@ -1,9 +1,8 @@
 """`arena ladder serve`: a ladder that schedules its own matches, for as long as it runs.
 
-Bots are identities `name@version` (a bot without a version is just `name`), kept in this
-module's own tables beside the store's (`ladder_bots`: who is entered and who retired;
-`ladder_pairs`: every duplicate pair scheduled; `ladders`: each ladder's settings). The
-service reads `ladder_bots` every `poll_ms`, so `arena ladder add/retire` (which only write
+Bots are identities `name@version` (a bot without a version is just `name`), kept in the
+ladder's own tables (ladder_book.py) beside the store's. The service reads `ladder_bots`
+every `poll_ms`, so `arena ladder add/retire` (which only write
 there) take effect while it runs; SIGHUP re-reads the config's `[[bot]]` tables.
 
 Each pairing is a duplicate pair: one seed, played once from each side, two matches stored
@@ -19,16 +18,12 @@ predecessor's rating (mu kept, sigma widened) instead of the default prior.
 
 from __future__ import annotations
 
-import json
-import math
 import random
 import secrets
 import shlex
 import signal
-import sqlite3
-import time
 import tomllib
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -43,70 +38,15 @@ from arena.referee import MatchReport
 from arena.rpc.server import serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
+from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
+from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
 from arena.tournament.launcher import resolve_command
-from arena.tournament.pairing_policy import MODEL, Skill, choose_pair
+from arena.tournament.pairing_policy import Skill, choose_pair
 from arena.tournament.runner import TournamentRunner
 from arena.tournament.schedule import Pairing
-from arena.tournament.store import MatchRow, Store, bot_results
+from arena.tournament.store import bot_results
 
 log = structlog.get_logger("arena.ladder")
-
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS ladders (
-    name      TEXT PRIMARY KEY,
-    settings  TEXT NOT NULL           -- JSON: k, min_games, inherit, variants
-);
-CREATE TABLE IF NOT EXISTS ladder_bots (
-    ladder     TEXT NOT NULL,
-    name       TEXT NOT NULL,
-    version    TEXT NOT NULL DEFAULT '',
-    command    TEXT NOT NULL DEFAULT '[]',  -- JSON argv ('[]' for a remote bot)
-    token      TEXT NOT NULL DEFAULT '',
-    cwd        TEXT NOT NULL DEFAULT '.',
-    added_at   REAL NOT NULL,
-    retired_at REAL,
-    PRIMARY KEY (ladder, name, version)
-);
-CREATE TABLE IF NOT EXISTS ladder_pairs (
-    ladder       TEXT NOT NULL,
-    number       INTEGER NOT NULL,
-    variant      TEXT NOT NULL,
-    bot_a        TEXT NOT NULL,
-    bot_b        TEXT NOT NULL,
-    seed         INTEGER NOT NULL,
-    scheduled_at REAL NOT NULL,
-    PRIMARY KEY (ladder, number)
-);
-"""
-
-SIGMA_WIDENING = MODEL.sigma / 2
-"""Added (in quadrature) to a predecessor's sigma when a new version inherits its rating."""
-
-
-def identity(name: str, version: str) -> str:
-    """How a bot version is named in matches and tables: `name@version`, or `name`."""
-    return f"{name}@{version}" if version else name
-
-
-# ----------------------------------------------------------------------------- the config
-
-
-@dataclass(frozen=True, slots=True)
-class LadderBot:
-    """A bot version entered in the ladder."""
-
-    name: str
-    version: str = ""
-    command: tuple[str, ...] = ()
-    token: str = ""
-    cwd: Path = Path(".")
-
-    @property
-    def identity(self) -> str:
-        return identity(self.name, self.version)
-
-    def spec(self) -> BotSpec:
-        return BotSpec(name=self.identity, command=self.command, token=self.token, cwd=self.cwd)
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,256 +143,6 @@ def _bot(index: int, entry: Any, base: Path) -> LadderBot:
         version = str(version)
     return make_bot(name, version, entry.get("command", []), entry.get("token", ""), base,
                     where=where)
-
-
-def make_bot(
-    name: Any, version: Any, command: Any, token: Any, cwd: Path, *, where: str
-) -> LadderBot:
-    """A validated `LadderBot`; errors name `where` and the field."""
-    if not isinstance(name, str) or not name or "@" in name or ":" in name:
-        raise ConfigError(f"{where}.name: a non-empty name without '@' or ':', got {name!r}")
-    if not isinstance(version, str) or any(c.isspace() or c in "@:" for c in version):
-        raise ConfigError(f"{where}.version: a version without spaces, '@' or ':', "
-                          f"got {version!r}")
-    if isinstance(command, str):
-        command = shlex.split(command)
-    if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):
-        raise ConfigError(f"{where}.command: must be a list of strings or one string")
-    if not isinstance(token, str):
-        raise ConfigError(f"{where}.token: must be a string")
-    if bool(command) == bool(token):
-        raise ConfigError(f"{where}: give exactly one of command (the ladder launches the "
-                          "bot) or token (a remote bot connects with it)")
-    return LadderBot(name, version, tuple(command), token, cwd)
-
-
-# ----------------------------------------------------------------------------- the tables
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A row of `ladder_bots`."""
-
-    bot: LadderBot
-    added_at: float
-    retired_at: float | None
-
-
-class LadderBook:
-    """The ladder's own tables, in the store's database (its own connection)."""
-
-    def __init__(self, database: Path) -> None:
-        self.store = Store(database)
-        self.db = self.store.db
-        self.db.executescript(SCHEMA)
-
-    def close(self) -> None:
-        self.store.close()
-
-    def ladders(self) -> list[str]:
-        return [r[0] for r in self.db.execute("SELECT name FROM ladders ORDER BY name")]
-
-    def settings(self, ladder: str) -> dict[str, Any] | None:
-        row = self.db.execute("SELECT settings FROM ladders WHERE name = ?", (ladder,)).fetchone()
-        return json.loads(row[0]) if row else None
-
-    def save_settings(self, ladder: str, settings: dict[str, Any]) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT INTO ladders(name, settings) VALUES (?, ?) "
-                "ON CONFLICT(name) DO UPDATE SET settings = excluded.settings",
-                (ladder, json.dumps(settings, sort_keys=True)),
-            )
-
-    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> None:
-        """Enter (or update) a bot version. `revive`: a retired one comes back."""
-        retired = "NULL" if revive else "ladder_bots.retired_at"
-        with self.db:
-            self.db.execute(
-                "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, added_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ladder, name, version) DO UPDATE SET "
-                "command = excluded.command, token = excluded.token, cwd = excluded.cwd, "
-                f"retired_at = {retired}",
-                (ladder, bot.name, bot.version, json.dumps(list(bot.command)), bot.token,
-                 str(bot.cwd), time.time()),
-            )
-
-    def retire(self, ladder: str, name: str, version: str | None) -> list[str]:
-        """Retire `name` (one version, or all); return the identities retired now."""
-        query = "SELECT name, version FROM ladder_bots WHERE ladder = ? AND name = ? " \
-                "AND retired_at IS NULL"
-        args: tuple[Any, ...] = (ladder, name)
-        if version is not None:
-            query += " AND version = ?"
-            args += (version,)
-        found = [identity(n, v) for n, v in self.db.execute(query, args)]
-        with self.db:
-            self.db.execute(
-                "UPDATE ladder_bots SET retired_at = ? WHERE ladder = ? AND name = ? "
-                "AND retired_at IS NULL" + (" AND version = ?" if version is not None else ""),
-                (time.time(), *args),
-            )
-        return found
-
-    def entries(self, ladder: str) -> list[Entry]:
-        """Every bot version ever entered, in the order entered."""
-        rows = self.db.execute(
-            "SELECT name, version, command, token, cwd, added_at, retired_at FROM ladder_bots "
-            "WHERE ladder = ? ORDER BY added_at, name, version", (ladder,))
-        return [
-            Entry(LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4])), r[5], r[6])
-            for r in rows
-        ]
-
-    def predecessors(self, ladder: str) -> dict[str, str]:
-        """Each version's predecessor: the same name's version entered just before it."""
-        last: dict[str, str] = {}
-        found: dict[str, str] = {}
-        for entry in self.entries(ladder):
-            if entry.bot.name in last:
-                found[entry.bot.identity] = last[entry.bot.name]
-            last[entry.bot.name] = entry.bot.identity
-        return found
-
-    def next_pair(self, ladder: str) -> int:
-        row = self.db.execute(
-            "SELECT COALESCE(MAX(number), 0) FROM ladder_pairs WHERE ladder = ?", (ladder,)
-        ).fetchone()
-        return int(row[0]) + 1
-
-    def schedule_pair(
-        self, ladder: str, number: int, variant: str, a: str, b: str, seed: int
-    ) -> None:
-        with self.db:
-            self.db.execute(
-                "INSERT INTO ladder_pairs(ladder, number, variant, bot_a, bot_b, seed, "
-                "scheduled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (ladder, number, variant, a, b, seed, time.time()),
-            )
-
-    def matches(self, ladder: str, include: Iterable[str] = ()) -> list[MatchRow]:
-        """The ladder's stored matches, and those of the tournaments named in `include`
-        (shell-style patterns: `match-*` takes every ad-hoc `arena match`)."""
-        from fnmatch import fnmatchcase
-
-        patterns = list(include)
-        return [r for r in self.store.matches()
-                if r.tournament == ladder or any(fnmatchcase(r.tournament, p) for p in patterns)]
-
-
-def find_ladder(database: Path, name: str | None) -> str:
-    """The ladder called `name` in `database`, or its only one; `ConfigError` otherwise."""
-    book = LadderBook(database)
-    try:
-        known = book.ladders()
-    finally:
-        book.close()
-    if name is not None:
-        if name not in known:
-            raise ConfigError(f"--ladder: no ladder {name!r} in {database} "
-                              f"(ladders there: {', '.join(known) or 'none'})")
-        return name
-    if len(known) != 1:
-        raise ConfigError(f"--ladder: {database} holds {len(known)} ladders "
-                          f"({', '.join(known) or 'none'}); name one")
-    return known[0]
-
-
-# ----------------------------------------------------------------------------- the ratings
-
-
-@dataclass
-class LadderLine:
-    """One bot's place in a ladder table."""
-
-    bot: str
-    mu: float = MODEL.mu
-    sigma: float = MODEL.sigma
-    games: int = 0
-    wins: int = 0
-    losses: int = 0
-    faults: int = 0
-
-    def conservative(self, k: float) -> float:
-        """mu - k*sigma: what the bot is very probably at least worth."""
-        return self.mu - k * self.sigma
-
-
-def rate(
-    rows: Sequence[MatchRow],
-    *,
-    variant: str | None = None,
-    predecessors: dict[str, str] | None = None,
-) -> dict[str, LadderLine]:
-    """Every bot's OpenSkill rating after `rows` in id order (of `variant`, or all). With
-    `predecessors`, a version's first rating is its predecessor's at that moment, its sigma
-    widened by `SIGMA_WIDENING` (at most the default sigma)."""
-    lines: dict[str, LadderLine] = {}
-    for row in sorted(rows, key=lambda r: r.id):
-        if variant is not None and row.variant != variant:
-            continue
-        a, b = line_of(lines, row.bot0, predecessors), line_of(lines, row.bot1, predecessors)
-        record(a, b, row.winner_team)
-        for bot in (a, b):
-            bot.faults += sum(
-                s for seat, s in enumerate(row.strikes)
-                if seat < len(row.seat_bots) and row.seat_bots[seat] == bot.bot
-            )
-    return lines
-
-
-def line_of(lines: dict[str, LadderLine], bot: str, predecessors: dict[str, str] | None
-            ) -> LadderLine:
-    """`bot`'s line in `lines`, created at its first match: the default prior, or its
-    predecessor's rating with sigma widened."""
-    if bot not in lines:
-        new = LadderLine(bot)
-        before = lines.get((predecessors or {}).get(bot, ""))
-        if before is not None:
-            new.mu = before.mu
-            new.sigma = min(math.hypot(before.sigma, SIGMA_WIDENING), MODEL.sigma)
-        lines[bot] = new
-    return lines[bot]
-
-
-def record(a: LadderLine, b: LadderLine, winner: int | None) -> None:
-    """Rate one match of `a` (bot0) against `b` (bot1); `winner` 0, 1 or None (no winner)."""
-    ranks: list[float] = [1, 1] if winner is None else [1, 2] if winner == 0 else [2, 1]
-    [[ra], [rb]] = MODEL.rate(
-        [[MODEL.rating(mu=a.mu, sigma=a.sigma)], [MODEL.rating(mu=b.mu, sigma=b.sigma)]],
-        ranks=ranks,
-    )
-    a.mu, a.sigma, b.mu, b.sigma = ra.mu, ra.sigma, rb.mu, rb.sigma
-    a.games += 1
-    b.games += 1
-    if winner is not None:
-        (a if winner == 0 else b).wins += 1
-        (b if winner == 0 else a).losses += 1
-
-
-def table_rows(lines: Iterable[LadderLine], k: float, min_games: int) -> list[dict[str, Any]]:
-    """The ladder table as rows: ranked bots by mu - k*sigma, then those with too few games."""
-    ordered = sorted(lines, key=lambda x: (x.games < min_games, -x.conservative(k), x.bot))
-    rows = []
-    rank = 0
-    for line in ordered:
-        ranked = line.games >= min_games
-        rank += ranked
-        rows.append({
-            "rank": rank if ranked else None,
-            "bot": line.bot,
-            "mu": round(line.mu, 2),
-            "sigma": round(line.sigma, 2),
-            "conservative": round(line.conservative(k), 2),
-            "games": line.games,
-            "won": line.wins,
-            "lost": line.losses,
-            "faults": line.faults,
-        })
-    return rows
-
-
-# ----------------------------------------------------------------------------- the service
 
 
 @asynccontextmanager
@@ -670,15 +360,3 @@ class LadderService:
         inherit = self.book.predecessors(self.config.name) if self.config.inherit else {}
         record(line_of(lines, first, inherit),
                line_of(lines, pairing.teams[1].name, inherit), winner)
-
-
-def sqlite_has_table(database: Path, table: str) -> bool:
-    """Whether `database` exists and has `table` (without creating either)."""
-    if not database.exists():
-        return False
-    db = sqlite3.connect(database)
-    try:
-        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                          (table,)).fetchone() is not None
-    finally:
-        db.close()
