@@ -502,16 +502,25 @@ def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
     _print_standings(store, tournament_name, variant_names(), fmt)
 
 
-@main.command()
-@click.option("--database", type=click.Path(exists=True, path_type=Path),
+@main.group(invoke_without_command=True)
+@click.option("--database", type=click.Path(path_type=Path),
               default=Path("arena.db"), show_default=True)
 @click.option("--variant", "only", multiple=True,
               help="Only matches of these variants (repeatable). Default: every variant.")
 @click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
               show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
-def ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
-    """Print the ladder: every bot's standing and Elo over every match of every tournament
-    in the database (the same bot name is the same bot)."""
+@click.pass_context
+def ladder(ctx: click.Context, database: Path, only: tuple[str, ...], fmt: str) -> None:
+    """Print the ladder. With a ladder service's database (`arena ladder serve`), its table
+    (as `arena ladder show`); otherwise every bot's standing and Elo over every match of
+    every tournament in the database (the same bot name is the same bot)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not database.exists():
+        _fail(f"--database: {database} does not exist")
+    if ladder_cli.has_ladder(database):
+        ladder_cli.show_only_ladder(database, only, fmt)
+        return
     store = Store(database)
     try:
         chosen = {find_variant(v).name for v in only}
@@ -539,6 +548,10 @@ def variants() -> None:
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
 
+
+from arena import ladder_cli  # noqa: E402 (it uses this module's consoles)
+
+ladder_cli.register(main, ladder)
 
 if __name__ == "__main__":
     main()

@@ -11,6 +11,8 @@
     replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
     listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
+    format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
+    challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
 
     [time_control]
     decision_ms = 1000              # per-decision deadline
@@ -95,13 +97,17 @@ class TournamentConfig:
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
     replay_legal: bool = False  # action lines of the replays list the legal actions
+    format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
+    challenger: str = ""
 
 
 _TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
     "replay_legal",
+    "format", "challenger",
 }
+FORMATS = ("round-robin", "gauntlet")
 
 
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -213,6 +219,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
             if not path.is_file():
                 raise ConfigError(f"tls.{name}: file {path} does not exist")
     bots = _bots(raw.get("bot", []), base)
+    fmt, challenger = _format(t, bots)
     return TournamentConfig(
         name=_str(t, "name", "tournament", "tournament"),
         bots=bots,
@@ -233,7 +240,24 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         tls_cert=tls_cert,
         tls_key=tls_key,
         replay_legal=_bool(t, "replay_legal", "tournament", False),
+        format=fmt,
+        challenger=challenger,
     )
+
+
+def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:
+    """tournament.format and, for a gauntlet, tournament.challenger (a bot's name)."""
+    fmt = t.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(f"tournament.format: one of {', '.join(FORMATS)}, got {fmt!r}")
+    challenger = t.get("challenger", "")
+    names = [bot.name for bot in bots]
+    if fmt == "gauntlet" and challenger not in names:
+        raise ConfigError(f"tournament.challenger: a gauntlet needs the name of one of its "
+                          f"bots ({', '.join(names)}), got {challenger!r}")
+    if fmt != "gauntlet" and challenger:
+        raise ConfigError("tournament.challenger: only for format = \"gauntlet\"")
+    return fmt, challenger
 
 
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
