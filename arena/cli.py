@@ -208,7 +208,11 @@ def serve(config_file: Path, listen: str | None) -> None:
 
 
 def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
-    """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN."""
+    """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN; stdio: before a command marks a bot that
+    speaks lines on stdin/stdout (docs/stdio.md)."""
+    if text.startswith("stdio:"):
+        from dataclasses import replace
+        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd), protocol="stdio")
     if text.startswith("remote:"):
         parts = text.split(":", 2)
         if len(parts) != 3 or not parts[1] or not parts[2]:
@@ -314,9 +318,11 @@ def match(
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the database, replays and logs in this folder (default: a "
               "temporary folder, deleted at the end).")
+@click.option("--stdio", is_flag=True,
+              help="COMMAND speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
 def check(
     command: str, variants: tuple[str, ...], games: int, decision_ms: int, seed: int,
-    keep: Path | None,
+    keep: Path | None, stdio: bool,
 ) -> None:
     """Check that the bot COMMAND plays the protocol correctly in every variant.
 
@@ -332,7 +338,7 @@ def check(
                               "launches it), not remote:NAME:TOKEN")
         if not command.strip():
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
-        candidate = _bot_arg(command, 0, Path.cwd())
+        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd())
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             folder = keep.resolve() if keep is not None else Path(scratch)
