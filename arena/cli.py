@@ -401,6 +401,26 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     return passed
 
 
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option("--server", help="Referee address HOST:PORT (env ARENA_SERVER).")
+@click.option("--token", help="Admission token (env ARENA_TOKEN).")
+@click.option("--name", help="Bot name (env ARENA_BOT_NAME).")
+@click.option("--tls-ca", help="PEM certificate to trust: connect over TLS (env ARENA_TLS_CA).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def stdio(
+    server: str | None, token: str | None, name: str | None, tls_ca: str | None,
+    command: tuple[str, ...],
+) -> None:
+    """Connect a bot that speaks lines on stdin/stdout (docs/stdio.md) to a referee.
+
+    arena stdio --server HOST:PORT --token TOKEN -- ./mybot ARGS...
+    """
+    from arena.stdio.adapter import serve
+
+    arena_logging.configure(stream=sys.stderr)
+    sys.exit(serve(list(command), server=server, token=token, name=name, tls_ca=tls_ca))
+
+
 @main.command()
 @click.argument("replay_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--quiet", is_flag=True, help="Only check; print nothing but the verdict.")
