@@ -280,8 +280,8 @@ def match(
             "options": {variant: opts} if opts else {},
             "time_control": {"decision_ms": decision_ms},
             "bot": [
-                {"name": b.name, **({"command": list(b.command)} if b.launched
-                                     else {"token": b.token})}
+                {"name": b.name, **({"command": list(b.command), "protocol": b.protocol}
+                                     if b.launched else {"token": b.token})}
                 for b in bots
             ],
         }

@@ -375,3 +375,15 @@ def test_adapter_refuses_a_missing_bot_program(tmp_path: Path) -> None:
     )
     assert run.returncode == 2, run.stderr
     assert "cannot start the bot" in run.stderr
+
+
+@pytest.mark.e2e
+def test_arena_match_takes_a_stdio_bot(tmp_path: Path) -> None:
+    """`arena match VARIANT stdio:NAME=CMD ...` runs CMD behind the adapter (not as a gRPC
+    bot, which would see no referee on its stdin and exit) and plays to the natural end."""
+    c_bot = _kit(C_BOT)
+    run = arena("match", "argentine-2v2", f"stdio:c={c_bot}", " ".join(RANDOM),
+                "--database", tmp_path / "arena.db", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    [row] = stored_matches(tmp_path / "arena.db")
+    assert row["termination"] == "normal", (row, run.stdout)

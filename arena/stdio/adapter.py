@@ -108,7 +108,8 @@ class Child:
         self.stdout: IO[bytes] = self.process.stdout
         with contextlib.suppress(OSError):
             fcntl.fcntl(self.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        self.lock = threading.Lock()  # guards `pending`, `seat` and writes
+        self.lock = threading.Lock()  # guards `seat`, `deck`, `pending`, `by_request`
+        self.write_lock = threading.Lock()
         self.seat: tuple[str, int] | None = None
         self.deck: Deck | None = None
         self.decisions = 0
@@ -121,8 +122,10 @@ class Child:
 
     def send(self, line: str) -> bool:
         """Write one line; False if the child no longer reads (it exited)."""
+        data = line.encode("utf-8") + b"\n"
         try:
-            self.stdin.write(line.encode("utf-8") + b"\n")
+            with self.write_lock:  # two threads write (lines, and errors): whole lines only
+                self.stdin.write(data)
             return True
         except (BrokenPipeError, ValueError, OSError):
             return False
@@ -326,7 +329,9 @@ class Adapter:
             log.warning("stdio_unknown_seat", match_id=d.match_id, seat=d.seat)
             return
         view = convert.view_from_proto(d.view, child.deck)
-        legal = tuple(convert.action_from_proto(a, child.deck) for a in d.legal_actions)
+        legal = view.legal_actions  # the same list as d.legal_actions, already read
+        if len(legal) != len(d.legal_actions):
+            legal = tuple(convert.action_from_proto(a, child.deck) for a in d.legal_actions)
         with child.lock:
             child.decisions += 1
             decision = _Decision(child.decisions, d.request_id, d.match_id, d.seat, legal,
