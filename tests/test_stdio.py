@@ -339,22 +339,26 @@ def _free_port() -> int:
 
 @pytest.mark.e2e
 def test_remote_author_runs_arena_stdio_by_hand(tmp_path: Path) -> None:
-    """A remote author: `arena match` waits for `remote:visitor:TOKEN`; `arena stdio
-    --server --token -- ./bot` (started by hand, here a subprocess) connects the C kit and
-    plays the match to its natural end, then exits 0 when the referee closes."""
+    """A remote author: `arena serve` waits for the bot `visitor`; `arena stdio --server
+    --token -- ./bot` (started by hand, here a subprocess) connects the C kit. Matches run
+    two at a time and a 2v2 match gives it two seats at once, so the adapter runs several
+    bot processes and reuses idle ones; every match ends normally and it exits 0."""
     c_bot = _kit(C_BOT)
     port = _free_port()
+    path = _config(tmp_path, [
+        {"name": "visitor", "token": "s3cret"},
+        {"name": "random", "command": RANDOM},
+    ], variants=["argentine-1v1", "argentine-2v2", "mineiro-2v2"], games=2)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     referee = subprocess.Popen(
-        [str(ARENA), "match", "argentine-1v1", "remote:visitor:s3cret", " ".join(RANDOM),
-         "--listen", f"127.0.0.1:{port}", "--database", str(tmp_path / "arena.db")],
+        [str(ARENA), "serve", str(path), "--listen", f"127.0.0.1:{port}"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     try:
         adapter = subprocess.run(
             [str(ARENA), "stdio", "--server", f"127.0.0.1:{port}", "--token", "s3cret",
              "--name", "visitor", "--", str(c_bot)],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180, check=False,
         )
         out, err = referee.communicate(timeout=120)
     finally:
@@ -362,9 +366,15 @@ def test_remote_author_runs_arena_stdio_by_hand(tmp_path: Path) -> None:
             referee.kill()
     assert adapter.returncode == 0, adapter.stderr
     assert referee.returncode == 0, err
-    [row] = stored_matches(tmp_path / "arena.db")
-    assert row["termination"] == "normal", (row, out, err)
-    assert "stdio_summary" in adapter.stderr
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 6
+    assert {r["termination"] for r in rows} == {"normal"}, (rows, out, err)
+    [summary] = [json.loads(line) for line in adapter.stderr.splitlines()
+                 if '"stdio_summary"' in line]
+    assert summary["decisions"] > 0
+    children = {json.loads(line)["child"] for line in adapter.stderr.splitlines()
+                if '"stdio_child_exit"' in line}
+    assert 2 <= len(children) < 6, adapter.stderr  # several at once, idle ones reused
 
 
 def test_adapter_refuses_a_missing_bot_program(tmp_path: Path) -> None:

@@ -338,7 +338,8 @@ class Adapter:
                                  received)
             child.pending.append(decision)
             child.by_request[d.request_id] = decision.n
-        line = lines.decision_line(decision.n, view, legal, d.time_left_ms)
+        spent_ms = (time.perf_counter_ns() - received) // 1_000_000  # ours, not the bot's
+        line = lines.decision_line(decision.n, view, legal, max(0, d.time_left_ms - spent_ms))
         decision.written_ns = time.perf_counter_ns()  # before the write: the child may answer
         child.send(line)
 
