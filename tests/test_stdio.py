@@ -140,6 +140,7 @@ def test_bot_lines_are_read_or_refused_with_a_reason() -> None:
         ("action 1 value=3", "add sign=KIND"),
         ("action 1 colour=red", "unknown field"),
         ("action play:99e", "play:99e"),
+        ("action 99999999999", "out of range"),
     ]:
         with pytest.raises(lines.BadLine, match=why):
             lines.parse_bot_line(garbage, deck)
@@ -201,6 +202,8 @@ BAD_BOT = textwrap.dedent(
             time.sleep(600)
         elif mode == "exit":
             sys.exit(3)
+        elif mode == "long":
+            print("x" * 100_000, flush=True)
         elif mode == "sign":
             print("action 0 sign=tres", flush=True)
     """
@@ -261,10 +264,22 @@ def test_a_stdio_bot_that_writes_garbage_is_told_and_struck(tmp_path: Path) -> N
 
 
 @pytest.mark.e2e
+def test_an_over_long_line_is_refused_and_struck(tmp_path: Path) -> None:
+    """A 100 kB line (no end in sight for a reader that trusts it) is cut at 64 KiB: the bot
+    is told `bad_line` for its decision and struck; the adapter keeps reading, so the next
+    over-long answers are struck too (three: illegal_action)."""
+    row, received = _misbehave(tmp_path, "long")
+    assert row["termination"] == "illegal_action", row
+    bad = [fields(line)[1] for line in received if line.startswith("error code=bad_line")]
+    assert [e["n"] for e in bad] == ["1", "2", "3"]
+    assert "at most 65536 bytes" in lines.unpct(bad[0]["message"])
+
+
+@pytest.mark.e2e
 def test_a_stdio_bot_that_stalls_times_out(tmp_path: Path) -> None:
     """A bot that never answers costs timeout strikes under the referee's own deadline,
     exactly as a gRPC bot would; the match ends by timeout with its seat at fault."""
-    row, received = _misbehave(tmp_path, "stall", decision_ms=200)
+    row, received = _misbehave(tmp_path, "stall", decision_ms=300)
     assert row["termination"] == "timeout", row
     assert any(line.startswith("decision n=1 ") for line in received)
 

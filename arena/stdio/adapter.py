@@ -45,6 +45,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 log = structlog.get_logger("arena.stdio")
 
+MAX_LINE = 1 << 16  # bytes of one line from a bot
 PIPE_BYTES = 1 << 20  # Linux caps a pipe at /proc/sys/fs/pipe-max-size (1 MiB by default)
 _SIGNAL_IN_ONEOF = (
     pb.ActionReply.DESCRIPTOR.fields_by_name["signal"].containing_oneof is not None
@@ -105,7 +106,10 @@ class Child:
         assert self.process.stdin is not None
         assert self.process.stdout is not None
         self.stdin: IO[bytes] = self.process.stdin
-        self.stdout: IO[bytes] = self.process.stdout
+        # Buffered: lines are read whole from the pipe, not a byte at a time.
+        self.stdout: IO[bytes] = open(  # noqa: SIM115  (closed with the process)
+            self.process.stdout.fileno(), "rb", buffering=MAX_LINE, closefd=False
+        )
         with contextlib.suppress(OSError):
             fcntl.fcntl(self.stdin.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         self.lock = threading.Lock()  # guards `seat`, `deck`, `pending`, `by_request`
@@ -131,8 +135,22 @@ class Child:
             return False
 
     def _read(self) -> None:
-        for raw in self.stdout:
-            self.adapter.on_line(self, raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+        too_long = False  # in the middle of discarding an over-long line
+        while raw := self.stdout.readline(MAX_LINE):
+            complete = raw.endswith(b"\n")
+            if too_long:
+                too_long = not complete
+                continue
+            text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+            if not complete and len(raw) >= MAX_LINE:
+                too_long = True
+                self.adapter.bad_line(self, text[:80] + "...",
+                                      f"a line is at most {MAX_LINE} bytes; this one was cut")
+                continue
+            try:
+                self.adapter.on_line(self, text)
+            except Exception as exc:  # never lose the reader: the bot would hang on us
+                self.adapter.bad_line(self, text[:200], f"could not be sent: {exc}")
         self.process.wait()
         self.adapter.on_exit(self)
 
@@ -225,7 +243,7 @@ class Adapter:
         try:
             parsed = lines.parse_bot_line(line, deck)
         except lines.BadLine as exc:
-            self._bad_line(child, line, str(exc))
+            self.bad_line(child, line, str(exc))
             return
         if parsed is None:
             return
@@ -268,7 +286,7 @@ class Adapter:
             )
             self.stats.child_ns.append(got_ns - decision.written_ns)
 
-    def _bad_line(self, child: Child, line: str, why: str) -> None:
+    def bad_line(self, child: Child, line: str, why: str) -> None:
         """A garbage line: the bot is told; if a decision waits, it is answered with no
         choice, which the referee counts as an illegal answer (a strike)."""
         print(f"[arena.stdio] bad line from the bot: {line[:200]!r}: {why}", file=sys.stderr,

@@ -387,6 +387,8 @@ def parse_bot_line(line: str, deck: Deck | None) -> Reply | LogLine | None:
 
 def _choice(token: str, deck: Deck | None) -> int | Action:
     if token.lstrip("-").isdigit():
+        if len(token) > 9:
+            raise BadLine(f"index {token[:20]} is out of range: count the items of legal=")
         return int(token)
     kind_text, _, arg = token.partition(":")
     try:
