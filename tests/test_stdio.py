@@ -412,3 +412,42 @@ def test_arena_match_takes_a_stdio_bot(tmp_path: Path) -> None:
     assert run.returncode == 0, explain(run)
     [row] = stored_matches(tmp_path / "arena.db")
     assert row["termination"] == "normal", (row, run.stdout)
+
+
+def test_a_message_the_adapter_cannot_read_does_not_silence_the_bot(tmp_path: Path) -> None:
+    """A decision whose view does not convert (a card this adapter cannot read, as from a
+    newer referee) still reaches the bot, with its legal actions read off the wire, so it
+    can answer; an unreadable event is skipped and the adapter goes on."""
+    from arena.stdio.adapter import Adapter
+    from arena.v1 import arena_pb2 as pb
+
+    record = tmp_path / "got.txt"
+    script = tmp_path / "cat.py"
+    script.write_text(
+        "import sys\nout = open(sys.argv[1], 'a')\n"
+        "for line in sys.stdin:\n    out.write(line)\n    out.flush()\n", encoding="utf-8")
+    adapter = Adapter([sys.executable, str(script), str(record)], name="t")
+    adapter.start_child()
+    try:
+        adapter.dispatch(pb.ServerMessage(game_started=pb.GameStarted(
+            match_id="m", variant="argentine-1v1", seat=0, team=0)))
+        bad = pb.Card(text="zz")
+        adapter.dispatch(pb.ServerMessage(event=pb.GameEvent(match_id="m", seat=0, trick=(
+            pb.TrickEvent(index=0, trick=pb.Trick(leader=0, plays=[pb.Play(seat=0, card=bad)]))
+        ))))
+        adapter.dispatch(pb.ServerMessage(decision=pb.DecisionRequest(
+            request_id="r1", match_id="m", seat=0, time_left_ms=900,
+            view=pb.View(variant="argentine-1v1", hand=[bad]),
+            legal_actions=[pb.Action(kind=pb.ACTION_KIND_PLAY, card=pb.Card(text="1e")),
+                           pb.Action(kind=pb.ACTION_KIND_FOLD)],
+        )))
+    finally:
+        adapter.closing = True
+        for child in adapter.children:
+            child.close()
+    got = record.read_text(encoding="utf-8").splitlines()
+    assert got[1].startswith("match id=m ")
+    assert not any(line.startswith("trick ") for line in got)
+    kind, f = fields(got[2])
+    assert (kind, f["n"], f["legal"]) == ("decision", "1", "play:1e,fold")
+    assert int(f["time_left_ms"]) <= 900

@@ -36,8 +36,9 @@ from typing import IO, Any
 import grpc
 import structlog
 
+from arena.errors import ArenaError
 from arena.rpc import convert
-from arena.rules import Action, Deck
+from arena.rules import Action, Deck, SeatView
 from arena.sdk import PROTOCOL_VERSION, resolve_token
 from arena.stdio import lines
 from arena.v1 import arena_pb2 as pb
@@ -151,6 +152,9 @@ class Child:
                 self.adapter.on_line(self, text)
             except Exception as exc:  # never lose the reader: the bot would hang on us
                 self.adapter.bad_line(self, text[:200], f"could not be sent: {exc}")
+        self.stdout.close()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
         self.process.wait()
         self.adapter.on_exit(self)
 
@@ -167,6 +171,8 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+        if threading.current_thread() is not self.reader:
+            self.reader.join(grace)  # it closes stdout once the child's end is closed
 
 
 class Adapter:
@@ -304,6 +310,16 @@ class Adapter:
     # ------------------------------------------------------------------ referee -> bot
 
     def dispatch(self, message: pb.ServerMessage) -> None:
+        """Turn one referee message into a line for the child holding its seat. A message
+        this adapter cannot read (a newer referee's, say) is logged and skipped: the bot
+        then simply does not hear of it."""
+        try:
+            self._dispatch(message)
+        except (ArenaError, ValueError, KeyError) as exc:
+            print(f"[arena.stdio] could not pass on a {message.WhichOneof('body')} message: "
+                  f"{exc}", file=sys.stderr, flush=True)
+
+    def _dispatch(self, message: pb.ServerMessage) -> None:
         body = message.WhichOneof("body")
         if body == "decision":
             self._decision(message.decision)
@@ -346,10 +362,15 @@ class Adapter:
         if child is None or child.deck is None:
             log.warning("stdio_unknown_seat", match_id=d.match_id, seat=d.seat)
             return
-        view = convert.view_from_proto(d.view, child.deck)
-        legal = view.legal_actions  # the same list as d.legal_actions, already read
-        if len(legal) != len(d.legal_actions):
-            legal = tuple(convert.action_from_proto(a, child.deck) for a in d.legal_actions)
+        view: SeatView | None
+        try:
+            view = convert.view_from_proto(d.view, child.deck)
+            legal = view.legal_actions  # the same list as d.legal_actions, already read
+            if len(legal) != len(d.legal_actions):
+                legal = tuple(convert.action_from_proto(a, child.deck) for a in d.legal_actions)
+        except ArenaError as exc:  # a view this adapter cannot read: the bot still decides
+            print(f"[arena.stdio] decision without its view: {exc}", file=sys.stderr, flush=True)
+            view, legal = None, ()
         with child.lock:
             child.decisions += 1
             decision = _Decision(child.decisions, d.request_id, d.match_id, d.seat, legal,
@@ -357,7 +378,12 @@ class Adapter:
             child.pending.append(decision)
             child.by_request[d.request_id] = decision.n
         spent_ms = (time.perf_counter_ns() - received) // 1_000_000  # ours, not the bot's
-        line = lines.decision_line(decision.n, view, legal, max(0, d.time_left_ms - spent_ms))
+        time_left = max(0, d.time_left_ms - spent_ms)
+        line = (
+            lines.decision_line(decision.n, view, legal, time_left) if view is not None
+            else f"decision n={decision.n} time_left_ms={time_left} legal="
+            + ",".join(_wire_action(a) for a in d.legal_actions)
+        )
         decision.written_ns = time.perf_counter_ns()  # before the write: the child may answer
         child.send(line)
 
@@ -452,6 +478,16 @@ class Adapter:
                 child.close()
             log.info("stdio_summary", **self.stats.summary())
         return code
+
+
+def _wire_action(action: pb.Action) -> str:
+    """An action token read straight off the wire (when it cannot become an engine value)."""
+    kind = str(pb.ActionKind.Name(action.kind)).removeprefix("ACTION_KIND_").lower()
+    if action.HasField("card"):
+        return f"{kind}:{action.card.text}"
+    if action.HasField("slot"):
+        return f"{kind}:{action.slot}"
+    return kind
 
 
 def _has_field(message: Any, name: str) -> bool:
