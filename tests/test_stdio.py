@@ -211,7 +211,8 @@ BAD_BOT = textwrap.dedent(
 
 
 def _config(folder: Path, bots: list[dict[str, Any]], *, variants: list[str],
-            decision_ms: int = 1000, games: int = 1, short: bool = True) -> Path:
+            decision_ms: int = 1000, games: int = 1, short: bool = True,
+            extra: str = "") -> Path:
     """A tournament config with per-bot protocol keys (`short`: Argentine games to 15, one
     chico)."""
     text = [
@@ -226,7 +227,7 @@ def _config(folder: Path, bots: list[dict[str, Any]], *, variants: list[str],
     for bot in bots:
         text += ["[[bot]]", *(f"{k} = {json.dumps(v)}" for k, v in bot.items()), ""]
     path = folder / "stdio.toml"
-    path.write_text("\n".join(text), encoding="utf-8")
+    path.write_text("\n".join(text) + "\n" + extra, encoding="utf-8")
     return path
 
 
@@ -451,3 +452,21 @@ def test_a_message_the_adapter_cannot_read_does_not_silence_the_bot(tmp_path: Pa
     kind, f = fields(got[2])
     assert (kind, f["n"], f["legal"]) == ("decision", "1", "play:1e,fold")
     assert int(f["time_left_ms"]) <= 900
+
+
+@pytest.mark.e2e
+def test_stdio_bot_over_tls(tmp_path: Path) -> None:
+    """With [tls] the adapter of a launched stdio bot dials the referee over TLS (it gets
+    ARENA_TLS_CA like any launched bot) and the match plays to its end."""
+    from test_tls import make_certificate
+
+    c_bot = _kit(C_BOT)
+    cert, key = make_certificate(tmp_path)
+    path = _config(tmp_path, [
+        {"name": "c-random", "command": [str(c_bot)], "protocol": "stdio"},
+        {"name": "random", "command": RANDOM},
+    ], variants=["argentine-1v1"], extra=f'[tls]\ncert = "{cert.name}"\nkey = "{key.name}"\n')
+    run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    [row] = stored_matches(tmp_path / "arena.db")
+    assert row["termination"] == "normal", row

@@ -494,10 +494,13 @@ def _has_field(message: Any, name: str) -> bool:
     return name in message.DESCRIPTOR.fields_by_name
 
 
-def credentials_from_env(tls_ca: str | None) -> grpc.ChannelCredentials | None:
-    """TLS credentials from a CA file (`--tls-ca`, else ARENA_TLS_CA), as the SDK does."""
+def credentials_from_env(
+    tls_ca: str | None, server: str = ""
+) -> grpc.ChannelCredentials | None:
+    """TLS credentials from a CA file (`--tls-ca`, else ARENA_TLS_CA), as the SDK does; none
+    for a local `unix:` socket (a sandboxed seat's way to its referee)."""
     path = tls_ca or os.environ.get("ARENA_TLS_CA")
-    if not path:
+    if not path or server.startswith("unix:"):
         return None
     with open(path, "rb") as pem:
         return grpc.ssl_channel_credentials(root_certificates=pem.read())
@@ -526,9 +529,10 @@ def serve(
         print(f"[arena.stdio] cannot start the bot {list(argv)}: {exc}", file=sys.stderr,
               flush=True)
         return 2
+    address = server or os.environ.get("ARENA_SERVER", "127.0.0.1:50051")
     return adapter.run(
-        server or os.environ.get("ARENA_SERVER", "127.0.0.1:50051"),
+        address,
         resolve_token(token),
-        credentials_from_env(tls_ca),
+        credentials_from_env(tls_ca, address),
         wait_for_ready=not launched,
     )
