@@ -31,6 +31,7 @@ from test_e2e_support import (
 
 from arena.errors import ConfigError
 from arena.rules import Action, ActionKind, Deck, Match, Signal, SignalKind, variant_names
+from arena.rules.views import MatchEndEvent
 from arena.stdio import lines
 from arena.stdio.adapter import _SIGNAL_IN_ONEOF
 from arena.tournament.config import parse_config
@@ -99,6 +100,8 @@ def test_every_event_of_a_match_becomes_one_line() -> None:
             signal = Signal(SignalKind.TEXT, "hola, che: 100%") if variant.startswith(
                 "argentine-2") else None
             for event in game.apply(action, signal=signal):
+                if isinstance(event.body, MatchEndEvent):
+                    continue  # told by `gameover`, from the referee's outcome
                 line = lines.event_line(event.body)
                 assert "\n" not in line
                 kind, f = fields(line)
@@ -470,3 +473,68 @@ def test_stdio_bot_over_tls(tmp_path: Path) -> None:
     assert run.returncode == 0, explain(run)
     [row] = stored_matches(tmp_path / "arena.db")
     assert row["termination"] == "normal", row
+
+
+# ---------------------------------------------------------------------------- golden
+
+
+GOLDEN = Path(__file__).parent / "golden"
+TRANSCRIPTS = {  # file name: (variant, options, seed, seat whose lines are written)
+    "stdio-argentine-2v2-flor.txt": (
+        "argentine-2v2-flor", {"target": 15, "chicos": 1, "signals": "leaky"}, 21, 0),
+    "stdio-argentine-gallo.txt": ("argentine-gallo", {"target": 15, "chicos": 1}, 4, 1),
+    "stdio-mineiro-2v2.txt": ("mineiro-2v2", {"blind_iron_hand": True}, 8, 3),
+}
+
+
+def transcript(variant: str, options: dict[str, Any], seed: int, seat: int) -> list[str]:
+    """Every line one seat's stdio bot reads in a seeded match played by seeded random
+    choices (signs on some actions), built by `arena.stdio.lines` from the engine's views
+    and events exactly as the adapter builds them from the referee's messages."""
+    import random
+
+    game = Match(variant, options, seed)
+    rng = random.Random(seed)
+    out = [lines.hello_line("golden"), lines.match_line(
+        match_id=f"golden:{variant}", variant=variant, seat=seat, team=game.team_of[seat],
+        names=[f"bot{i}" for i in range(game.num_seats)], teams=list(game.team_of),
+        options=game.options, time_control={"decision_ms": 1000, "bank_ms": 0,
+                                            "increment_ms": 0, "grace_ms": 50},
+    )]
+    n = 0
+    while not game.is_over:
+        actor = game.to_act
+        assert actor is not None
+        view = game.view(actor)
+        if actor == seat:
+            n += 1
+            out.append(lines.decision_line(n, view, view.legal_actions, 1000))
+        action = rng.choice(view.legal_actions)
+        signal = None
+        if game.options.signals != "off" and rng.random() < 0.2:
+            signal = Signal(SignalKind.ENVIDO, "tengo 27, che", 27)
+        for event in game.apply(action, signal=signal):
+            if seat in event.audience and not isinstance(event.body, MatchEndEvent):
+                out.append(lines.event_line(event.body))
+    result = game.result
+    out.append(lines.gameover_line(
+        termination="normal", winner_team=result.winner_team if result else None,
+        faulty_seat=None, strikes=[0] * game.num_seats, result=result, detail="",
+    ))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(TRANSCRIPTS))
+def test_golden_stdio_transcript(name: str) -> None:
+    """The stdio protocol, version 1, pinned: every line a bot reads in three seeded matches
+    (flor with leaked signs, the gallo's discard, Mineiro's blind iron hand). A format change
+    fails here at the first differing line; if intended (a new field at the end of a line, a
+    new kind), regenerate with ARENA_REGOLD=1 and review `git diff tests/golden/`."""
+    got = transcript(*TRANSCRIPTS[name])
+    path = GOLDEN / name
+    if os.environ.get("ARENA_REGOLD") == "1":
+        path.write_text("\n".join(got) + "\n", encoding="utf-8")
+    want = path.read_text(encoding="utf-8").splitlines()
+    for i, (a, b) in enumerate(zip(got, want, strict=False)):
+        assert a == b, f"{name} line {i + 1} differs:\n got: {a}\nwant: {b}"
+    assert len(got) == len(want), f"{name}: {len(got)} lines, golden has {len(want)}"

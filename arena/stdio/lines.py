@@ -45,7 +45,6 @@ from arena.rules.views import (
     FlorEvent,
     GameEndEvent,
     HandEndEvent,
-    MatchEndEvent,
     MoveEvent,
     SignalEvent,
     TrickEvent,
@@ -291,9 +290,7 @@ def event_line(body: EventBody) -> str:
         return f"game_end {_game_result(body.result)}"
     if isinstance(body, HandEndEvent):
         return hand_end_line(body.summary)
-    if isinstance(body, MatchEndEvent):
-        return match_result_fields(body.result)
-    raise TypeError(f"no line for event {body!r}")
+    raise TypeError(f"no line for event {body!r} (the match's end is `gameover_line`)")
 
 
 def match_result_fields(result: MatchResult | None) -> str:
