@@ -194,6 +194,7 @@ BAD_BOT = textwrap.dedent(
     """
     import sys, time
     mode, record = sys.argv[1], open(sys.argv[2], "a")
+    print(f"bad bot here, mode {mode}", file=sys.stderr, flush=True)
     for line in sys.stdin:
         record.write(line)
         record.flush()
@@ -291,12 +292,15 @@ def test_a_stdio_bot_that_stalls_times_out(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_a_stdio_bot_that_exits_is_a_disconnect(tmp_path: Path) -> None:
     """A bot process that exits mid-match ends the adapter's connection: the referee
-    records a disconnect of that seat (not a slow trickle of timeouts)."""
+    records a disconnect of that seat (not a slow trickle of timeouts). The seat log holds
+    the bot's own stderr and why the adapter hung up."""
     row, _ = _misbehave(tmp_path, "exit")
     assert row["termination"] == "disconnect", row
     logs = list((tmp_path / "logs").rglob("*.bad.log"))
     assert logs, "no seat log for the stdio bot"
-    assert "the bot exited with code 3" in logs[0].read_text(encoding="utf-8")
+    text = logs[0].read_text(encoding="utf-8")
+    assert "bad bot here, mode exit" in text
+    assert "the bot exited with code 3" in text
 
 
 @pytest.mark.e2e
