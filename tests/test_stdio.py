@@ -266,6 +266,10 @@ def test_a_stdio_bot_that_writes_garbage_is_told_and_struck(tmp_path: Path) -> N
     assert [e["n"] for e in bad] == ["1", "2", "3"]
     assert "unknown message" in lines.unpct(bad[0]["message"])
     assert lines.unpct(bad[0]["line"]) == "I am thinking"
+    # the referee's own word on each strike (protocol 1.1), relayed for the same decision
+    struck = [(e["n"], e["strikes"], e["max_strikes"]) for e in errors
+              if e["code"] == "illegal_action"]
+    assert struck[:2] == [("1", "1", "3"), ("2", "2", "3")]
 
 
 @pytest.mark.e2e
@@ -287,6 +291,7 @@ def test_a_stdio_bot_that_stalls_times_out(tmp_path: Path) -> None:
     row, received = _misbehave(tmp_path, "stall", decision_ms=300)
     assert row["termination"] == "timeout", row
     assert any(line.startswith("decision n=1 ") for line in received)
+    assert received[-1].startswith("decision n=1 ")  # it read nothing more: it was asleep
 
 
 @pytest.mark.e2e
@@ -305,9 +310,9 @@ def test_a_stdio_bot_that_exits_is_a_disconnect(tmp_path: Path) -> None:
 
 @pytest.mark.e2e
 def test_signs_from_a_stdio_bot(tmp_path: Path) -> None:
-    """`action 0 sign=tres`: with protocol 1.1 the sign travels with the action and the
-    partner (another stdio bot) receives a `signal` line; with 1.0, where a sign cannot
-    travel with an action, the bot is told `sign_dropped` and plays on unstruck."""
+    """`action 0 sign=tres`: with protocol 1.1 the sign travels with the action and the bot
+    (which sees its own signs, as its partner does) receives `signal` lines naming it; with
+    1.0, where a sign cannot travel with an action, it is told `sign_dropped` instead."""
     script = tmp_path / "bad.py"
     script.write_text(BAD_BOT, encoding="utf-8")
     record = tmp_path / "received.txt"

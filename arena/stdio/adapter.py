@@ -39,7 +39,7 @@ import structlog
 from arena.errors import ArenaError
 from arena.rpc import convert
 from arena.rules import Action, Deck, SeatView
-from arena.sdk import PROTOCOL_VERSION, resolve_token
+from arena.sdk import PROTOCOL_MINOR, PROTOCOL_VERSION, resolve_token
 from arena.stdio import lines
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -439,7 +439,8 @@ class Adapter:
         """Play until the referee ends the stream; return the process exit code."""
         self.outbox.put(pb.BotMessage(hello=pb.Hello(
             bot_name=self.name, bot_version="arena-stdio", token=token,
-            protocol_version=PROTOCOL_VERSION, accepts_batches=True,
+            protocol_version=PROTOCOL_VERSION, protocol_minor=PROTOCOL_MINOR,
+            accepts_batches=True,
         )))
 
         def outgoing() -> Iterator[pb.BotMessage]:

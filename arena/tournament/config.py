@@ -8,6 +8,7 @@
     concurrency = 4                 # matches played at the same time
     database = "arena.db"           # SQLite file (relative to the config file)
     replays = "replays"             # folder for one JSON-lines replay per match
+    replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
     listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
 
@@ -107,6 +108,7 @@ class TournamentConfig:
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
+    replay_legal: bool = False  # action lines of the replays list the legal actions
 
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
@@ -114,6 +116,7 @@ PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines
 _TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
+    "replay_legal",
 }
 
 
@@ -131,6 +134,13 @@ def _int(table: dict[str, Any], key: str, where: str, default: int, minimum: int
         raise ConfigError(f"{where}.{key}: must be a whole number, got {value!r}")
     if value < minimum:
         raise ConfigError(f"{where}.{key}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _bool(table: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}: must be true or false, got {value!r}")
     return value
 
 
@@ -238,6 +248,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
+        replay_legal=_bool(t, "replay_legal", "tournament", False),
     )
 
 
