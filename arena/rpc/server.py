@@ -54,6 +54,11 @@ STRAYS_PER_REQUEST = 4
 """Stray messages each request sent to a connection adds to its bank (up to STRAY_BANK)."""
 
 
+EXPIRED_KEPT = 8192
+"""Request ids a connection remembers after their answer or deadline (to tell a late answer
+from an unknown one)."""
+
+
 def _batch(messages: list[Any]) -> Any:
     """Several server messages as one `Batch` (for bots whose hello set accepts_batches)."""
     return pb.ServerMessage(batch=pb.Batch(messages=messages))
@@ -164,7 +169,7 @@ class Connection:
 
     def _expire(self, request_id: str, why: str) -> None:
         self._expired[request_id] = why
-        while len(self._expired) > 1024:
+        while len(self._expired) > EXPIRED_KEPT:
             self._expired.popitem(last=False)
 
     async def read_loop(self) -> None:
@@ -172,8 +177,9 @@ class Connection:
 
         Two flood limits, both wire limits like gRPC's message size and keepalive:
 
-        * stray messages — anything but the answer to a request the referee sent (an unknown,
-          duplicate or late request id, an answer for another seat, a second hello): the
+        * stray messages — anything but the answer to a request the referee sent (an unknown
+          or duplicate request id, an answer for another seat, a second hello; a late answer,
+          the first after its deadline, is refused in-band but is not a stray): the
           connection banks `max_strays` of them and earns `strays_per_request` more with every
           request it is sent (up to `max_strays`). This limit counts messages, not time, so it
           catches a flood however slowly a busy referee reads it.
@@ -226,10 +232,17 @@ class Connection:
         waiting = self._waiting.get(rid)
         if waiting is None:
             why = self._expired.get(rid)
+            if why == "late":
+                # The first answer to a request the referee really sent, after its deadline:
+                # a bot that stalled and answers its backlog. Refused in-band, never counted
+                # as flood evidence (each request earns at most one such answer).
+                self._expired[rid] = "answered"
+                self.send(_error(pb.ERROR_CODE_LATE_ANSWER,
+                                 "the deadline passed; answer discarded",
+                                 request_id=rid, match_id=reply.match_id))
+                return True
             if why == "answered":
                 code, text = pb.ERROR_CODE_DUPLICATE_ANSWER, "this request was already answered"
-            elif why is not None:
-                code, text = pb.ERROR_CODE_LATE_ANSWER, "the deadline passed; answer discarded"
             else:
                 code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request on this connection"
             self.send(_error(code, text, request_id=rid, match_id=reply.match_id))
