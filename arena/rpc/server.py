@@ -420,6 +420,7 @@ class Hub:
         self._tokens: dict[str, str] = {}  # token -> bot name
         self._connections: dict[str, list[Connection]] = {}
         self._last_close: dict[str, str] = {}  # token -> why its latest connection closed
+        self._gone_since: dict[str, float] = {}  # token -> trio time its last connection closed
         self._changed = trio.Event()
 
     def admit(self, token: str, bot_name: str) -> None:
@@ -430,6 +431,20 @@ class Hub:
         """Refuse `token` from now on (connections already in stay)."""
         self._tokens.pop(token, None)
         self._last_close.pop(token, None)
+        self._gone_since.pop(token, None)
+
+    def is_connected(self, token: str) -> bool:
+        """Whether a live connection with `token` is in."""
+        return any(not c.closed.is_set() for c in self._connections.get(token, []))
+
+    def gone_since(self, token: str) -> float | None:
+        """The trio time at which the last live connection with `token` closed; None if the
+        token never connected or is connected now."""
+        return None if self.is_connected(token) else self._gone_since.get(token)
+
+    async def changed(self) -> None:
+        """Wait until a connection comes in or goes away."""
+        await self._changed.wait()
 
     def last_close(self, token: str) -> str | None:
         """Why the latest connection admitted with `token` closed (None if none closed)."""
@@ -483,6 +498,8 @@ class Hub:
             await conn.read_loop()
         finally:
             self._connections[conn.token].remove(conn)
+            if conn.token in self._tokens and not self.is_connected(conn.token):
+                self._gone_since[conn.token] = trio.current_time()
             if conn.token in self._tokens:  # a revoked one-off token is forgotten
                 self._last_close[conn.token] = conn.close_reason
             self._notify()
