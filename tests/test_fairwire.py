@@ -36,6 +36,18 @@ def _remote(port: int, name: str, *args: str) -> subprocess.Popen[bytes]:
     )
 
 
+def _wait_listening(port: int, referee: subprocess.Popen[str]) -> None:
+    """Wait until the referee accepts TCP connections on `port` (bots dial once)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and referee.poll() is None:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.1)
+    raise AssertionError(f"the referee did not listen on {port}")
+
+
 def _log_events(folder: Path, name: str) -> list[dict[str, object]]:
     path = folder / "logs" / f"{name}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -56,14 +68,14 @@ def test_serve_neither_hangs_nor_punishes_a_stalled_bot(tmp_path: Path) -> None:
         "concurrency = 2\n"
         "[options.argentine-1v1]\ntarget = 15\nchicos = 1\n"
         "[time_control]\ndecision_ms = 300\n"
-        "[faults]\nmax_strikes = 100\nreconnect_ms = 1000\nno_show_ms = 4000\n"
+        "[faults]\nmax_strikes = 100\nreconnect_ms = 1000\nno_show_ms = 15000\n"
         + "".join(f'[[bot]]\nname = "{b}"\ntoken = "tok-{b}"\n' for b in bots)
     )
     referee = subprocess.Popen(
         [str(ARENA), "serve", str(config), "--listen", f"127.0.0.1:{port}"], cwd=tmp_path,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(1.0)
+    _wait_listening(port, referee)
     remotes = [
         _remote(port, "steady", "steady"),
         _remote(port, "staller", "stall", "--after", "4", "--stall", "3"),

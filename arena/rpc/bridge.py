@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -121,8 +122,18 @@ class MessageStream(Protocol[_In_co, _Out_contra]):
         """Queue a message, waiting while too many are still unsent."""
         ...
 
-    def send_nowait(self, message: _Out_contra) -> None:
-        """Queue a message; `trio.WouldBlock` if too many are still unsent."""
+    def send_nowait(self, message: _Out_contra, note: SentNote | None = None) -> None:
+        """Queue a message; `trio.WouldBlock` if too many are still unsent. Once it is
+        written, ``note.sent_at`` is set to the time.monotonic() of that moment."""
+        ...
+
+    @property
+    def received_at(self) -> float:
+        """When the message `receive` returned last arrived (time.monotonic())."""
+        ...
+
+    def unread_since(self) -> float | None:
+        """When the oldest message arrived that `receive` has not returned yet."""
         ...
 
     def send_in_batches(self) -> None:
@@ -305,6 +316,20 @@ class _BatchEnd(trio.abc.Instrument):
                 send()  # never raises: a hop into a finished world returns False
 
 
+class SentNote(Protocol):
+    """Whoever wants to know when a message left: the writer sets ``sent_at``."""
+
+    sent_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Noted:
+    """Outbox item: a message and the note to stamp with the time it was written."""
+
+    message: Any
+    note: SentNote
+
+
 @dataclass(frozen=True, slots=True)
 class _End:
     """Inbox marker: nothing more will arrive."""
@@ -378,12 +403,12 @@ class BridgedStream(Generic[InT, OutT]):
         self._crossing = crossing
         self._batchable = batchable
         self._side: _AsyncioSide[InT, OutT] | None = None
-        # gRPC thread -> trio
-        self._inbox: deque[InT | _End] = deque()
+        # gRPC thread -> trio: each message with the time.monotonic() it was read off the wire
+        self._inbox: deque[tuple[InT | _End, float]] = deque()
         self._inbox_wake_pending = False
         self._reader_blocked = False
         # trio -> gRPC thread
-        self._outbox: deque[OutT | _Close] = deque()
+        self._outbox: deque[OutT | _Noted | _Close] = deque()
         self._outbox_wake_pending = False
         self._sender_blocked = False
         self._batching = False
@@ -393,6 +418,10 @@ class BridgedStream(Generic[InT, OutT]):
         self._finished = trio.Event()
         self._closed_reason: str | None = None
         self._close: _Close | None = None
+        self.received_at = 0.0
+        self._in_hand: float | None = None
+        """When the message `receive` returned last was read off the wire (time.monotonic(),
+        on the gRPC thread: not when trio got round to it)."""
 
     def __repr__(self) -> str:
         return f"<BridgedStream {self.method} from {self.peer}>"
@@ -405,14 +434,16 @@ class BridgedStream(Generic[InT, OutT]):
         Messages that arrived before the end are still returned first.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
+        self._in_hand = None  # the caller is done with the message it had
         while not self._inbox:
             await self._receivers.park()
-        item = self._inbox[0]
+        item, received_at = self._inbox[0]
         if isinstance(item, _End):
             if item.too_large:
                 raise MessageTooLarge(item.reason)
             raise (BadMessage if item.bad else StreamClosed)(item.reason)
         self._inbox.popleft()
+        self.received_at = self._in_hand = received_at
         if self._reader_blocked and len(self._inbox) <= self._window // 2:
             self._reader_blocked = False
             if self._side is not None:
@@ -432,8 +463,17 @@ class BridgedStream(Generic[InT, OutT]):
         except StreamClosed:
             raise StopAsyncIteration from None
 
-    def send_nowait(self, message: OutT) -> None:
-        """Queue a message for the client.
+    def unread_since(self) -> float | None:
+        """When the oldest message read off the wire but not yet taken by `receive` arrived
+        (time.monotonic()); None if there is none."""
+        if self._in_hand is not None:  # taken, but its taker has not asked for the next one
+            return self._in_hand
+        inbox = self._inbox
+        return inbox[0][1] if inbox else None
+
+    def send_nowait(self, message: OutT, note: SentNote | None = None) -> None:
+        """Queue a message for the client; once gRPC has written it, the writer sets
+        ``note.sent_at`` to the time.monotonic() of that moment (on the gRPC thread).
 
         Raises `StreamClosed` if the stream has ended or is closing, `trio.WouldBlock` if
         ``window`` messages are still waiting to be written.
@@ -442,7 +482,7 @@ class BridgedStream(Generic[InT, OutT]):
             raise StreamClosed(self._closed_reason)
         if len(self._outbox) >= self._window:
             raise trio.WouldBlock
-        self._outbox.append(message)
+        self._outbox.append(message if note is None else _Noted(message, note))
         self._wake_writer()
 
     def send_in_batches(self) -> None:
@@ -522,12 +562,13 @@ class BridgedStream(Generic[InT, OutT]):
         # The reader task is gone by now, so only this thread touches the inbox.
         if self._closed_reason is None:
             self._closed_reason = reason
-        last = self._inbox[-1] if self._inbox else None
+        last = self._inbox[-1][0] if self._inbox else None
+        now = time.monotonic()
         if not isinstance(last, _End):
-            self._inbox.append(_End(reason))
+            self._inbox.append((_End(reason), now))
         elif cancelled and not last.bad:
             # "finished sending" was really the first sign of a cancel: say so.
-            self._inbox[-1] = _End(reason)
+            self._inbox[-1] = (_End(reason), now)
         self._receivers.unpark_all()
         self._senders.unpark_all()
         self._finished.set()
@@ -630,7 +671,7 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def _push(self, item: InT | _End) -> None:
         stream = self._stream
-        stream._inbox.append(item)
+        stream._inbox.append((item, time.monotonic()))
         if not stream._inbox_wake_pending:
             stream._inbox_wake_pending = True
             if not self._crossing.batch_to_trio.post(stream._wake_receivers):
@@ -644,6 +685,7 @@ class _AsyncioSide(Generic[InT, OutT]):
             while True:
                 while outbox:
                     item = outbox.popleft()
+                    noted: list[SentNote] = []
                     if (
                         stream._batching
                         and batch is not None
@@ -656,7 +698,14 @@ class _AsyncioSide(Generic[InT, OutT]):
                             outbox and len(items) < MAX_BATCH and not isinstance(outbox[0], _Close)
                         ):
                             items.append(outbox.popleft())
+                        for i, one in enumerate(items):
+                            if isinstance(one, _Noted):
+                                noted.append(one.note)
+                                items[i] = one.message
                         item = batch(items)
+                    elif isinstance(item, _Noted):
+                        noted.append(item.note)
+                        item = item.message
                     if stream._sender_blocked and len(outbox) <= low_water:
                         stream._sender_blocked = False
                         self._crossing.batch_to_trio.post(stream._wake_senders)
@@ -664,6 +713,10 @@ class _AsyncioSide(Generic[InT, OutT]):
                         self.abort(item.code, item.details)
                         return
                     await self._context.write(item)
+                    if noted:
+                        written = time.monotonic()
+                        for note in noted:
+                            note.sent_at = written
                 await self._writer_wake.wait()
                 self._writer_wake.clear()
         except asyncio.CancelledError:

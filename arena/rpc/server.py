@@ -31,7 +31,7 @@ from grpc_reflection.v1alpha import reflection
 
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
-from arena.referee import Answer, DecisionRequest, MatchStart, Outcome
+from arena.referee import Answer, DecisionRequest, MatchStart, Outcome, PendingAnswer
 from arena.rpc import convert
 from arena.rpc.bridge import (
     BadMessage,
@@ -107,14 +107,45 @@ class _AnswerSlot:
         return self._value
 
 
-@dataclass
 class _Waiting:
-    """A request waiting for its answer on a connection."""
+    """A request waiting for its answer on a connection; the referee's `PendingAnswer`.
 
-    match_id: str
-    seat: int
-    deck: Any
-    answer: _AnswerSlot
+    It reports when the request left (`sent_at`, set by the bridge's writer on the gRPC
+    thread once gRPC has written it) and when its answer arrived (`received_at`, read off
+    the wire on the gRPC thread), both time.monotonic(); it judges nothing: the referee does.
+    """
+
+    __slots__ = ("answer", "conn", "deck", "match_id", "received_at", "rid", "seat", "sent_at")
+
+    def __init__(self, conn: Connection, rid: str, match_id: str, seat: int, deck: Any) -> None:
+        self.conn = conn
+        self.rid = rid
+        self.match_id = match_id
+        self.seat = seat
+        self.deck = deck
+        self.answer = _AnswerSlot()
+        self.sent_at: float | None = None
+        self.received_at: float | None = None
+
+    def unread_since(self) -> float | None:
+        return self.conn.stream.unread_since()
+
+    async def wait(self) -> Answer:
+        """The answer; may be cancelled and awaited again (the request stays open until
+        answered or `abandon`-ed)."""
+        try:
+            answer = await self.answer.receive()
+        except trio.EndOfChannel:
+            raise BotDisconnected(f"{self.conn.bot_name}: {self.conn.close_reason}") from None
+        if isinstance(answer, ProtocolViolation):
+            raise answer
+        return answer
+
+    def abandon(self) -> None:
+        """The referee gave up: a later answer is LATE_ANSWER."""
+        conn = self.conn
+        if conn._waiting.pop(self.rid, None) is not None:
+            conn._expire(self.rid, "late")
 
 
 @dataclass
@@ -259,6 +290,7 @@ class Connection:
             return False
         del self._waiting[rid]
         self._expire(rid, "answered")
+        waiting.received_at = self.stream.received_at
         choice = reply.WhichOneof("choice")
         answer: Answer | ProtocolViolation
         try:
@@ -285,25 +317,31 @@ class Connection:
             waiting.answer.send_nowait(answer)
         return True
 
-    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
+    def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> _Waiting:
+        """Send a decision request; the handle reports when it left and waits for its answer."""
         if self.closed.is_set():
             raise BotDisconnected(f"{self.bot_name}: {self.close_reason}")
-        slot = _AnswerSlot()
-        self._waiting[rid] = _Waiting(match_id, seat, deck, slot)
+        waiting = _Waiting(self, rid, match_id, seat, deck)
+        self._waiting[rid] = waiting
         self._strays = min(self.max_strays, self._strays + self.strays_per_request)
+        if not self.closed.is_set():
+            try:
+                self.stream.send_nowait(message, waiting)
+            except trio.WouldBlock:
+                self._gone("the bot stopped reading its stream")
+            except StreamClosed as exc:
+                self._gone(exc.reason)
+        return waiting
+
+    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
+        waiting = self.post(match_id, seat, deck, message, rid)
         answered = False
         try:
-            self.send(message)
-            try:
-                answer = await slot.receive()
-            except trio.EndOfChannel:
-                raise BotDisconnected(f"{self.bot_name}: {self.close_reason}") from None
+            answer = await waiting.wait()
             answered = True
         finally:
-            if not answered and self._waiting.pop(rid, None) is not None:
-                self._expire(rid, "late")
-        if isinstance(answer, ProtocolViolation):
-            raise answer
+            if not answered:
+                waiting.abandon()
         return answer
 
     async def close(self, details: str = "") -> None:
@@ -366,6 +404,12 @@ class RemoteSeatLink:
         self.conn.send(self._started)
 
     async def ask(self, request: DecisionRequest) -> Answer:
+        return await self.conn.ask(
+            self.match_id, self.seat, self._deck, self._decision(request), request.request_id
+        )
+
+    @staticmethod
+    def _decision(request: DecisionRequest) -> Any:
         message = pb.ServerMessage()
         decision = message.decision
         decision.request_id = request.request_id
@@ -375,8 +419,12 @@ class RemoteSeatLink:
         convert.legal_actions_into(decision, request.legal_actions)
         decision.deadline_unix_ms = request.deadline_unix_ms
         decision.time_left_ms = request.time_left_ms
-        return await self.conn.ask(
-            self.match_id, self.seat, self._deck, message, request.request_id
+        return message
+
+    def post(self, request: DecisionRequest) -> PendingAnswer:
+        """Send the request now; the referee waits on the handle and judges its times."""
+        return self.conn.post(
+            self.match_id, self.seat, self._deck, self._decision(request), request.request_id
         )
 
     def tell(self, item: Event | HandSummary) -> None:
