@@ -214,12 +214,17 @@ class Connection:
           connection banks `max_strays` of them and earns `strays_per_request` more with every
           request it is sent (up to `max_strays`). This limit counts messages, not time, so it
           catches a flood however slowly a busy referee reads it.
-        * all messages — a token bucket of `burst` refilled at `max_rate` per second.
+        * the same messages per second — a token bucket of `burst` refilled at `max_rate`
+          per second. Answers to requests the referee sent (late ones included) count
+          towards neither: they are bounded by the requests, and a connection may hold many
+          seats.
         """
         allowance, last = self.burst, trio.current_time()
         try:
             while True:
                 message = await self.stream.receive()
+                if self._on_message(message):
+                    continue  # an answer to a request the referee sent: bounded by requests
                 now = trio.current_time()
                 allowance = min(self.burst, allowance + (now - last) * self.max_rate)
                 last = now
@@ -227,13 +232,12 @@ class Connection:
                     await self._flooded(f"more than {self.max_rate:g} messages per second")
                     return
                 allowance -= 1
-                if not self._on_message(message):
-                    self._strays -= 1
-                    if self._strays < 0:
-                        await self._flooded(
-                            f"more than {self.max_strays} messages that answer no request"
-                        )
-                        return
+                self._strays -= 1
+                if self._strays < 0:
+                    await self._flooded(
+                        f"more than {self.max_strays} messages that answer no request"
+                    )
+                    return
         except MessageTooLarge as exc:  # refused unread: end the stream, say why
             self.send(_error(pb.ERROR_CODE_MESSAGE_TOO_LARGE, exc.reason))
             self._gone(exc.reason)

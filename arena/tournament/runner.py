@@ -120,6 +120,7 @@ class TournamentRunner:
             self.started_at = trio.current_time()
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._watch_presence)
+                outer.start_soon(self._pace, limiter)
                 async with trio.open_nursery() as nursery:
                     for pairing in todo:
                         nursery.start_soon(self._play_limited, limiter, pairing)
@@ -147,6 +148,35 @@ class TournamentRunner:
                 if self.on_presence:
                     self.on_presence(connected, missing)
             await self.hub.changed()
+
+    async def _pace(self, limiter: trio.CapacityLimiter) -> None:
+        """Backpressure: measure the referee's own lag (how late a short sleep of trio's wakes
+        up) and when the referee cannot keep up, play fewer matches at once instead of
+        letting bots be asked late; give them back, one by one, once it has caught up.
+        Every change is logged (`referee_lagging`, `referee_caught_up`)."""
+        most = limiter.total_tokens
+        too_late = max(LAG_FLOOR_S, self.config.time_control.decision_ms / 1000 * LAG_SHARE)
+        calm = 0.0  # seconds of low lag in a row
+        hold = 0.0  # no change before this trio time (let a change take effect)
+        while True:
+            before = trio.current_time()
+            await trio.sleep(PACE_S)
+            now = trio.current_time()
+            lag = now - before - PACE_S
+            if lag > too_late:
+                calm = 0.0
+                if now >= hold and limiter.total_tokens > 1:
+                    limiter.total_tokens = max(1, int(limiter.total_tokens * 3 / 4))
+                    hold = now + 10 * PACE_S
+                    log.warning("referee_lagging", lag_ms=round(lag * 1000, 1),
+                                concurrency=limiter.total_tokens)
+            elif lag < too_late / 4:
+                calm += now - before
+                if calm >= 20 * PACE_S and limiter.total_tokens < most and now >= hold:
+                    limiter.total_tokens += 1
+                    calm = 0.0
+                    log.info("referee_caught_up", lag_ms=round(lag * 1000, 1),
+                             concurrency=limiter.total_tokens)
 
     async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
         async with limiter:
@@ -319,6 +349,13 @@ class TournamentRunner:
                     await taken.conn.close("match over")
                     nursery.start_soon(taken.process.stop)
 
+
+PACE_S = 0.05
+"""How often the runner measures the referee's lag (the overshoot of a sleep this long)."""
+LAG_SHARE = 0.1
+"""The referee lags when a sleep wakes later than this share of decision_ms ..."""
+LAG_FLOOR_S = 0.01
+"""... or than this, whichever is more; it then plays fewer matches at once."""
 
 SETTLE_S = 0.5
 """After one seat of a match fails to take its place, how long the others may still fail
