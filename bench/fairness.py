@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -80,6 +81,21 @@ async def _bot(port: int, token: str, books: _Bots, stop: asyncio.Event) -> None
         call = pb_grpc.RefereeStub(channel).Play()  # type: ignore[no-untyped-call]
         await call.write(pb.BotMessage(hello=pb.Hello(
             bot_name=token, token=token, protocol_version=1, accepts_batches=True)))
+        answers: asyncio.Queue[tuple[pb.BotMessage, float, float | None]] = asyncio.Queue()
+
+        async def write() -> None:  # one writer, so reading never waits for a write
+            while True:
+                reply, read_at, before = await answers.get()
+                await call.write(reply)
+                written = time.monotonic()
+                books.last[reply.action.match_id] = written
+                if books.counting:
+                    books.decisions += 1
+                    books.own.append(written - read_at)
+                    if before is not None:
+                        books.added.append(read_at - before)
+
+        writer = asyncio.create_task(write())
         try:
             while not stop.is_set():
                 message = await call.read()
@@ -95,20 +111,13 @@ async def _bot(port: int, token: str, books: _Bots, stop: asyncio.Event) -> None
                         books.late += 1
                     elif body == "decision":
                         d = item.decision
-                        before = books.last.get(d.match_id)
-                        await call.write(pb.BotMessage(action=pb.ActionReply(
+                        answers.put_nowait((pb.BotMessage(action=pb.ActionReply(
                             request_id=d.request_id, match_id=d.match_id, seat=d.seat,
-                            action_index=0)))
-                        written = time.monotonic()
-                        books.last[d.match_id] = written
-                        if books.counting:
-                            books.decisions += 1
-                            books.own.append(written - read_at)
-                            if before is not None:
-                                books.added.append(read_at - before)
+                            action_index=0)), read_at, books.last.get(d.match_id)))
         except grpc.aio.AioRpcError:
             return
         finally:
+            writer.cancel()
             call.cancel()
 
 
@@ -167,6 +176,8 @@ def measure(concurrency: int, seconds: float) -> dict[str, object]:
                 if referee.poll() is None:
                     referee.kill()
                     referee.wait()
+        if os.environ.get("BENCH_KEEP"):  # keep the referee's log to look at
+            shutil.copy(folder / "logs" / "fairness.jsonl", f"/tmp/fairness-{concurrency}.jsonl")
         timeouts = 0
         fewest = concurrency
         for line in (folder / "logs" / "fairness.jsonl").read_text().splitlines():

@@ -102,7 +102,8 @@ class TournamentRunner:
                                " ".join(bot.command))
             if not bot.launched:
                 self.hub.admit(bot.token, bot.name)
-        limiter = trio.CapacityLimiter(cfg.concurrency)
+        # Slow start: `_pace` raises it to `concurrency` while the referee keeps up.
+        limiter = trio.CapacityLimiter(min(cfg.concurrency, START_MATCHES))
         credentials = None
         if cfg.tls_cert is not None and cfg.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
@@ -120,7 +121,7 @@ class TournamentRunner:
             self.started_at = trio.current_time()
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._watch_presence)
-                outer.start_soon(self._pace, limiter)
+                outer.start_soon(self._pace, limiter, cfg.concurrency)
                 async with trio.open_nursery() as nursery:
                     for pairing in todo:
                         nursery.start_soon(self._play_limited, limiter, pairing)
@@ -149,12 +150,12 @@ class TournamentRunner:
                     self.on_presence(connected, missing)
             await self.hub.changed()
 
-    async def _pace(self, limiter: trio.CapacityLimiter) -> None:
+    async def _pace(self, limiter: trio.CapacityLimiter, most: int) -> None:
         """Backpressure: measure the referee's own lag (how late a short sleep of trio's wakes
         up) and when the referee cannot keep up, play fewer matches at once instead of
-        letting bots be asked late; give them back, one by one, once it has caught up.
-        Every change is logged (`referee_lagging`, `referee_caught_up`)."""
-        most = limiter.total_tokens
+        letting bots be asked late; give them back, a quarter more at a time, while it keeps
+        up (from `START_MATCHES` up to `most`: a slow start, not a stampede of match starts).
+        Every cut is logged (`referee_lagging`), and every recovery (`referee_caught_up`)."""
         too_late = max(LAG_FLOOR_S, self.config.time_control.decision_ms / 1000 * LAG_SHARE)
         calm = 0.0  # seconds of low lag in a row
         hold = 0.0  # no change before this trio time (let a change take effect)
@@ -172,10 +173,11 @@ class TournamentRunner:
                                 concurrency=limiter.total_tokens)
             elif lag < too_late / 4:
                 calm += now - before
-                if calm >= 20 * PACE_S and limiter.total_tokens < most and now >= hold:
-                    limiter.total_tokens += 1
+                if calm >= 10 * PACE_S and limiter.total_tokens < most and now >= hold:
+                    tokens = int(limiter.total_tokens)
+                    limiter.total_tokens = min(most, tokens + max(1, tokens // 4))
                     calm = 0.0
-                    log.info("referee_caught_up", lag_ms=round(lag * 1000, 1),
+                    log.debug("referee_caught_up", lag_ms=round(lag * 1000, 1),
                              concurrency=limiter.total_tokens)
 
     async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
@@ -350,6 +352,8 @@ class TournamentRunner:
                     nursery.start_soon(taken.process.stop)
 
 
+START_MATCHES = 8
+"""Matches played at once at the start of a run (then up to `concurrency`, see `_pace`)."""
 PACE_S = 0.05
 """How often the runner measures the referee's lag (the overshoot of a sleep this long)."""
 LAG_SHARE = 0.1
