@@ -11,10 +11,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
 import trio
+from structlog.testing import capture_logs
 from test_e2e_support import ARENA, TEST_BOTS, stored_matches
 
+from arena.rpc.server import Hub
 from arena.tournament import TournamentRunner
 from arena.tournament.config import parse_config
 
@@ -129,3 +133,49 @@ def test_when_both_seats_never_connect_neither_wins(tmp_path: Path) -> None:
         assert row["faulty_bot"] is None, row
         assert "seat 0: a did not connect" in row["detail"] or "seat 0: b" in row["detail"]
         assert "seat 1:" in row["detail"], row["detail"]
+
+
+def test_a_stolen_seat_token_is_refused_and_charged_to_the_thief(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hostile launched bot (unsandboxed) that gets its sibling's one-off token (leaked
+    to it through a file, as /proc/<pid>/environ would) and presents it first, from its own
+    process, is refused (UNAUTHENTICATED: the connecting socket belongs to another process
+    tree); the attempt is logged as `hijack_attempt` naming both bots, the thief's own
+    connection is ended so its match is recorded against it, and the victim, which connects
+    late, is never charged anything."""
+    leak = tmp_path / "leak.txt"
+    leak.write_text("")
+    admit = Hub.admit
+
+    def leaky_admit(self: Hub, token: str, bot_name: str, *args: Any, **kwargs: Any) -> None:
+        with leak.open("a") as out:
+            out.write(f"{bot_name} {token}\n")
+        admit(self, token, bot_name, *args, **kwargs)
+
+    monkeypatch.setattr(Hub, "admit", leaky_admit)
+    cfg = parse_config(
+        {
+            "tournament": {"name": "theft", "games": 2, "variants": ["argentine-1v1"],
+                           "concurrency": 1},
+            "options": {"argentine-1v1": {"target": 15, "chicos": 1}},
+            "bot": [
+                {"name": "thief", "command": ["python", str(TEST_BOTS / "thief.py"),
+                                              str(leak), "victim"]},
+                {"name": "victim", "command": ["python", str(TEST_BOTS / "late_start.py")]},
+            ],
+        },
+        base=tmp_path,
+    )
+    with capture_logs() as logs:
+        trio.run(TournamentRunner(cfg).run)
+    outcomes = Path(f"{leak}.outcome").read_text().split()
+    assert outcomes == ["UNAUTHENTICATED", "UNAUTHENTICATED"]
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 2
+    for row in rows:
+        assert row["faulty_bot"] == "thief", (row["termination"], row["detail"])
+        assert "hijack attempt" in row["detail"], row
+    attempts = [e for e in logs if e["event"] == "hijack_attempt"]
+    assert len(attempts) == 2
+    assert all(e["thief"] == "thief" and e["victim"] == "victim" for e in attempts)

@@ -32,7 +32,7 @@ from grpc_reflection.v1alpha import reflection
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
 from arena.referee import Answer, DecisionRequest, MatchStart, Outcome, PendingAnswer
-from arena.rpc import convert
+from arena.rpc import convert, peers
 from arena.rpc.bridge import (
     BadMessage,
     MessageStream,
@@ -473,17 +473,51 @@ class Hub:
         self._connections: dict[str, list[Connection]] = {}
         self._last_close: dict[str, str] = {}  # token -> why its latest connection closed
         self._gone_since: dict[str, float] = {}  # token -> trio time its last connection closed
+        # Launched seats' tokens -> the root pid of the seat's process tree (None: not known
+        # yet, see `bind_owner`), and an event set once it is known.
+        self._owners: dict[str, int | None] = {}
+        self._owner_known: dict[str, trio.Event] = {}
+        self._owner_names: dict[str, str] = {}  # launched token -> bot name
+        self._convicted: dict[str, str] = {}  # token of a seat caught hijacking -> why
         self._changed = trio.Event()
 
-    def admit(self, token: str, bot_name: str) -> None:
-        """Let connections with `token` in, as `bot_name`."""
+    def admit(
+        self, token: str, bot_name: str, owner_pid: int | None = None, *, launched: bool = False
+    ) -> None:
+        """Let connections with `token` in, as `bot_name`.
+
+        A launched seat's token (`launched`, or an `owner_pid` given) is bound to a process
+        tree: over TCP loopback, a hello presenting it is refused unless the connecting
+        socket belongs to the process `owner_pid` or one of its descendants. Without
+        `owner_pid` such a hello waits (within the hello deadline) for `bind_owner`."""
         self._tokens[token] = bot_name
+        if launched or owner_pid is not None:
+            self._owners[token] = owner_pid
+            self._owner_names[token] = bot_name
+            self._owner_known[token] = known = trio.Event()
+            if owner_pid is not None:
+                known.set()
+
+    def bind_owner(self, token: str, pid: int) -> None:
+        """The process tree rooted at `pid` owns the launched seat of `token` (call once the
+        process has started)."""
+        if token in self._tokens:
+            self._owners[token] = pid
+            self._owner_known.setdefault(token, trio.Event()).set()
 
     def revoke(self, token: str) -> None:
         """Refuse `token` from now on (connections already in stay)."""
         self._tokens.pop(token, None)
         self._last_close.pop(token, None)
         self._gone_since.pop(token, None)
+        if not self.is_connected(token):  # a seat in play keeps its owner: thieves are named
+            self._forget_owner(token)
+
+    def _forget_owner(self, token: str) -> None:
+        self._owners.pop(token, None)
+        self._owner_known.pop(token, None)
+        self._owner_names.pop(token, None)
+        self._convicted.pop(token, None)
 
     def is_connected(self, token: str) -> bool:
         """Whether a live connection with `token` is in."""
@@ -552,6 +586,8 @@ class Hub:
             self._connections[conn.token].remove(conn)
             if conn.token in self._tokens and not self.is_connected(conn.token):
                 self._gone_since[conn.token] = trio.current_time()
+            if conn.token not in self._tokens and not self.is_connected(conn.token):
+                self._forget_owner(conn.token)
             if conn.token in self._tokens:  # a revoked one-off token is forgotten
                 self._last_close[conn.token] = conn.close_reason
             self._notify()
@@ -588,6 +624,15 @@ class Hub:
                                    "unknown token: use the token the organiser gave you",
                                    grpc.StatusCode.UNAUTHENTICATED)
                 return None
+            convicted = self._convicted.get(hello.token)
+            if convicted is not None:
+                await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED, convicted,
+                                   grpc.StatusCode.PERMISSION_DENIED)
+                return None
+            if hello.token in self._owners and not await self._owner_checked(
+                stream, hello.token, name
+            ):
+                return None
             live = [c for c in self._connections.get(hello.token, []) if not c.closed.is_set()]
             if len(live) >= self.max_connections_per_token:
                 await self._refuse(
@@ -620,11 +665,46 @@ class Hub:
                            grpc.StatusCode.DEADLINE_EXCEEDED)
         return None
 
+    async def _owner_checked(self, stream: Stream, token: str, name: str) -> bool:
+        """Whether the process that opened `stream` may present launched token `token`; if
+        not, the hello is refused, and a thief found among the other launched seats is
+        recorded (`hijack_attempt`) and its own connections ended: the victim pays nothing."""
+        await self._owner_known[token].wait()
+        owner = self._owners.get(token)
+        inodes = await trio.to_thread.run_sync(peers.socket_inodes, stream.peer)
+        if inodes is None or owner is None:
+            return True  # a Unix socket (a sandboxed seat's own): nothing to look up
+        if await trio.to_thread.run_sync(_holds, owner, inodes):
+            return True
+        text = "this seat's token was presented by another process"
+        log.warning("seat_token_refused", bot=name, peer=stream.peer, detail=text)
+        for other, pid in list(self._owners.items()):
+            if other == token or pid is None:
+                continue
+            if await trio.to_thread.run_sync(_holds, pid, inodes):
+                thief = self._owner_names.get(other, "?")
+                why = (f"hijack attempt: {thief} presented the one-off token of a seat of "
+                       f"{name}")
+                log.warning("hijack_attempt", thief=thief, victim=name, peer=stream.peer)
+                self._convicted[other] = why
+                for conn in list(self._connections.get(other, [])):
+                    conn.send(_error(pb.ERROR_CODE_UNAUTHENTICATED, why))
+                    conn._gone(why)
+                    await conn.stream.aclose(grpc.StatusCode.PERMISSION_DENIED, why)
+                break
+        await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED, text,
+                           grpc.StatusCode.UNAUTHENTICATED)
+        return False
+
     @staticmethod
     async def _refuse(stream: Stream, code: int, text: str, status: grpc.StatusCode) -> None:
         with suppress(trio.WouldBlock, StreamClosed):
             stream.send_nowait(_error(code, text))
         await stream.aclose(status, text)
+
+
+def _holds(root: int, inodes: set[int]) -> bool:
+    return peers.holds_socket(peers.process_tree(root), inodes)
 
 
 def _add_standard_services(server: grpc.aio.Server) -> None:

@@ -251,7 +251,8 @@ class TournamentRunner:
         process: SeatProcess | None = None
         if bot.launched:
             token = self.hub.new_token()
-            self.hub.admit(token, bot.name)
+            # Bound to the seat's process tree once it runs: a sibling cannot take the seat.
+            self.hub.admit(token, bot.name, launched=True)
             log_path = bot_logs(self.config) / (
                 f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
             )
@@ -262,7 +263,9 @@ class TournamentRunner:
                     tls_ca=self.config.tls_cert,
                 )
             except OSError as exc:
+                self.hub.revoke(token)
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
+            self.hub.bind_owner(token, process.process.pid)
         else:
             token = bot.token
         try:
