@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -179,3 +180,48 @@ def test_a_stolen_seat_token_is_refused_and_charged_to_the_thief(
     attempts = [e for e in logs if e["event"] == "hijack_attempt"]
     assert len(attempts) == 2
     assert all(e["thief"] == "thief" and e["victim"] == "victim" for e in attempts)
+
+
+def _lower_open_files() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+
+
+def test_an_idle_connection_flood_under_a_low_file_limit_costs_honest_bots_nothing(
+    tmp_path: Path,
+) -> None:
+    """The referee runs with at most 256 open files (soft and hard); while two honest
+    launched bots play, 1,100 TCP connections are opened to it that never send a byte. The
+    referee caps its connections below its file limit and closes connections that do not
+    complete the handshake by the hello deadline, so it never runs out of file descriptors:
+    every match ends normally and the run exits 0."""
+    port = _free_port()
+    config = tmp_path / "flood.toml"
+    config.write_text(
+        f'[tournament]\nname = "flood"\nseed = 3\ngames = 6\nvariants = ["argentine-1v1"]\n'
+        f'concurrency = 2\nlisten = "127.0.0.1:{port}"\n'
+        "[options.argentine-1v1]\ntarget = 15\nchicos = 1\n"
+        "[faults]\nhello_ms = 1500\n"
+        f'[[bot]]\nname = "one"\ncommand = ["python", "{TEST_BOTS / "first_legal.py"}"]\n'
+        f'[[bot]]\nname = "two"\ncommand = ["python", "{TEST_BOTS / "first_legal.py"}"]\n'
+    )
+    referee = subprocess.Popen(
+        [str(ARENA), "tournament", str(config), "--no-progress"], cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_lower_open_files,
+    )
+    flood: list[socket.socket] = []
+    try:
+        _wait_listening(port, referee)
+        for _ in range(1100):
+            try:
+                flood.append(socket.create_connection(("127.0.0.1", port), timeout=5))
+            except OSError:
+                break  # the door is shut: that is admission control too
+        _, err = referee.communicate(timeout=240)
+    finally:
+        referee.kill()
+        for sock in flood:
+            sock.close()
+    assert referee.returncode == 0, err
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 6, err
+    assert [r["termination"] for r in rows] == ["normal"] * 6, [r["detail"] for r in rows]

@@ -190,6 +190,8 @@ def server_options(
     max_receive_bytes: int | None = None,
     keepalive_time_s: float = 20.0,
     keepalive_timeout_s: float = 10.0,
+    handshake_timeout_s: float | None = None,
+    max_connections: int | None = None,
 ) -> list[tuple[str, int]]:
     """gRPC server options: message size limits, and keepalive pings that find dead clients.
 
@@ -199,8 +201,24 @@ def server_options(
     first. Without keepalive a client whose machine vanishes (no TCP reset) keeps its stream
     open until the referee's next deadline; with it the stream ends within about
     ``keepalive_time_s + keepalive_timeout_s``.
+
+    Admission at the door, for connections that never open a stream: with
+    ``handshake_timeout_s`` a TCP connection that has not completed gRPC's HTTP/2 handshake
+    by then (say, an idle socket that sends no byte) is closed, and one that did but has no
+    stream open that long is closed too; ``max_connections`` caps the connections open at
+    once (beyond it new ones are closed at accept), so a flood cannot take every file
+    descriptor.
     """
+    door: list[tuple[str, int]] = []
+    if handshake_timeout_s is not None:
+        door += [
+            ("grpc.server_handshake_timeout_ms", int(handshake_timeout_s * 1000)),
+            ("grpc.max_connection_idle_ms", int(handshake_timeout_s * 1000)),
+        ]
+    if max_connections is not None:
+        door.append(("grpc.max_allowed_incoming_connections", max_connections))
     return [
+        *door,
         ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),

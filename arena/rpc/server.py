@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+import resource
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -464,8 +465,11 @@ class Hub:
         max_connections_per_token: int = 4,
         max_messages_per_second: float = 500.0,
         max_stray_messages: int = STRAY_BANK,
+        max_pending: int = 256,
     ) -> None:
         self.hello_timeout = hello_timeout
+        self.max_pending = max_pending  # streams that have not said hello yet, at most
+        self._pending = 0
         self.max_connections_per_token = max_connections_per_token
         self.max_messages_per_second = max_messages_per_second
         self.max_stray_messages = max_stray_messages
@@ -574,7 +578,18 @@ class Hub:
                 nursery.start_soon(self._serve_stream, stream)
 
     async def _serve_stream(self, stream: Stream) -> None:
-        conn = await self._hello(stream)
+        if self._pending >= self.max_pending:
+            await self._refuse(
+                stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
+                f"{self._pending} connections are waiting to say hello (at most "
+                f"{self.max_pending}); retry later", grpc.StatusCode.RESOURCE_EXHAUSTED,
+            )
+            return
+        self._pending += 1
+        try:
+            conn = await self._hello(stream)
+        finally:
+            self._pending -= 1
         if conn is None:
             return
         self._connections.setdefault(conn.token, []).append(conn)
@@ -707,6 +722,25 @@ def _holds(root: int, inodes: set[int]) -> bool:
     return peers.holds_socket(peers.process_tree(root), inodes)
 
 
+FD_RESERVE = 128
+"""File descriptors kept out of reach of incoming connections: for the database, log and
+replay files, and launched bots' processes."""
+MIN_CONNECTIONS = 32
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit; the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return int(soft)
+
+
 def _add_standard_services(server: grpc.aio.Server) -> None:
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
@@ -734,12 +768,17 @@ async def serve_referee(
     A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
     size) and ends its stream; gRPC itself only stops messages over four times that, which
     it does without saying why."""
+    open_files = raise_open_files_limit()
+    max_connections = max(MIN_CONNECTIONS, open_files - FD_RESERVE)
+    log.info("admission", open_files=open_files, max_connections=max_connections,
+             max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
     async with serve_grpc(
         address,
         [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
         configure=_add_standard_services,
         options=server_options(
-            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes
+            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
+            handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
         ),
         credentials=credentials,
         window=4096,

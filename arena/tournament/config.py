@@ -23,6 +23,7 @@
     connect_ms = 20000              # a launched bot must connect and say hello within this
     hello_ms = 10000                # an open stream must say hello within this, or is closed
     no_show_ms = 60000              # a remote bot that has not connected by then forfeits
+    max_pending = 256               # streams not yet past hello, at most (more are refused)
 
     [limits]                        # per launched bot process; 0 = no limit
     cpu_seconds = 300
@@ -93,6 +94,7 @@ class TournamentConfig:
     connect_ms: int = 20_000  # a launched bot that has not said hello by then forfeits
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     no_show_ms: int = 60_000  # a remote bot not connected this long after the start forfeits
+    max_pending: int = 256  # streams that have not said hello yet, at most
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
 
@@ -181,7 +183,9 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
     )
     faults = raw.get("faults", {})
     _check_keys(
-        faults, {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms", "no_show_ms"}, "faults"
+        faults,
+        {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms", "no_show_ms", "max_pending"},
+        "faults",
     )
     policy = FaultPolicy(
         max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
@@ -225,6 +229,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         connect_ms=_int(faults, "connect_ms", "faults", 20_000, 1),
         hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
         no_show_ms=_int(faults, "no_show_ms", "faults", 60_000, 1),
+        max_pending=_int(faults, "max_pending", "faults", 256, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
     )

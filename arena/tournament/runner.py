@@ -66,7 +66,7 @@ class TournamentRunner:
         connect_timeout: float | None = None,
     ) -> None:
         self.config = config
-        self.hub = Hub(hello_timeout=config.hello_ms / 1000)
+        self.hub = Hub(hello_timeout=config.hello_ms / 1000, max_pending=config.max_pending)
         self.store = Store(config.database)
         self.on_match_done = on_match_done
         self.on_listening = on_listening
