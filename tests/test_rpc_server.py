@@ -531,3 +531,34 @@ def test_batches_go_only_to_bots_that_accept_them_and_hold_the_same_messages() -
         assert [_comparable(m) for m in packed_seen] == [_comparable(m) for m in alone_seen]
 
     run(test)
+
+
+def test_streams_that_have_not_said_hello_are_capped() -> None:
+    """With max_pending = 2, two streams waiting to say hello fill the door: a third is
+    refused at once (TOO_MANY_CONNECTIONS in-band, RESOURCE_EXHAUSTED), and once one of the
+    waiting streams says hello a new one gets in again."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_pending = 2
+        hub.admit("tok", "bot")
+        waiting = [Client(port), Client(port)]  # streams open, no hello (no message at all)
+        with trio.fail_after(10):
+            while hub._pending < 2:
+                await trio.sleep(0.01)
+        third = Client(port)
+        third.hello("tok")
+        codes, status = await third.error_codes_until_closed()
+        assert codes == [pb.ERROR_CODE_TOO_MANY_CONNECTIONS]
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for client in waiting:
+            client.close()
+        with trio.fail_after(10):
+            while hub._pending:
+                await trio.sleep(0.01)
+        fourth = Client(port)
+        fourth.hello("tok")
+        assert (await fourth.receive()).WhichOneof("body") == "welcome"
+        third.close()
+        fourth.close()
+
+    run(test)
