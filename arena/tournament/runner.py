@@ -159,21 +159,22 @@ class TournamentRunner:
         too_late = max(LAG_FLOOR_S, self.config.time_control.decision_ms / 1000 * LAG_SHARE)
         calm = 0.0  # seconds of low lag in a row
         hold = 0.0  # no change before this trio time (let a change take effect)
+        lag = 0.0  # smoothed: one late wake-up (another process's burst) is not a trend
         while True:
             before = trio.current_time()
             await trio.sleep(PACE_S)
             now = trio.current_time()
-            lag = now - before - PACE_S
+            lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
             if lag > too_late:
                 calm = 0.0
                 if now >= hold and limiter.total_tokens > 1:
                     limiter.total_tokens = max(1, int(limiter.total_tokens * 3 / 4))
-                    hold = now + 10 * PACE_S
+                    hold = now + 20 * PACE_S
                     log.warning("referee_lagging", lag_ms=round(lag * 1000, 1),
                                 concurrency=limiter.total_tokens)
-            elif lag < too_late / 4:
+            elif lag < too_late / 2:
                 calm += now - before
-                if calm >= 10 * PACE_S and limiter.total_tokens < most and now >= hold:
+                if calm >= 5 * PACE_S and limiter.total_tokens < most and now >= hold:
                     tokens = int(limiter.total_tokens)
                     limiter.total_tokens = min(most, tokens + max(1, tokens // 4))
                     calm = 0.0
@@ -359,9 +360,11 @@ START_MATCHES = 8
 """Matches played at once at the start of a run (then up to `concurrency`, see `_pace`)."""
 PACE_S = 0.05
 """How often the runner measures the referee's lag (the overshoot of a sleep this long)."""
-LAG_SHARE = 0.1
+LAG_SMOOTHING = 0.25
+"""Weight of the newest sample in the referee's smoothed lag."""
+LAG_SHARE = 0.2
 """The referee lags when a sleep wakes later than this share of decision_ms ..."""
-LAG_FLOOR_S = 0.01
+LAG_FLOOR_S = 0.02
 """... or than this, whichever is more; it then plays fewer matches at once."""
 
 SETTLE_S = 0.5
