@@ -295,6 +295,12 @@ async def _ask_fairly(
             if not scope.cancelled_caught:
                 break
             more = _time_left(pending, budget)
+            if more is not None and pending.sent_at is None:
+                # Never beyond UNSENT_LIMIT_S past the deadline: a request that cannot even
+                # be written is stuck behind a bot that does not read its stream.
+                more = min(more, t0 + budget + UNSENT_LIMIT_S - trio.current_time())
+                if more <= 0:
+                    more = None
             if more is None:
                 return None, None
             deadline = trio.current_time() + more
@@ -324,6 +330,10 @@ def _time_left(pending: PendingAnswer, budget: float) -> float | None:
         return UNREAD_WAIT_S  # an answer may be in what arrived in time: let it be routed
     return None
 
+
+UNSENT_LIMIT_S = 5.0
+"""How long past its deadline a request that has not been written yet is still waited for
+(the referee's own lag is far below this; a stream the bot does not read is not)."""
 
 UNREAD_WAIT_S = 0.005
 """How long the referee waits, past a deadline, for messages that arrived in time to be routed."""

@@ -764,11 +764,14 @@ class GrpcServerThread:
         grace: float,
         window: int,
         backlog: int,
+        more_addresses: Sequence[str] = (),
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1 message, got {window}")
         self.address = address
         self.port = 0
+        self.more_addresses = tuple(more_addresses)
+        self.more_ports: list[int] = []  # the ports of `more_addresses`, in order
         self._routes = tuple(routes)
         self._configure = configure
         self._options = tuple(options)
@@ -818,8 +821,9 @@ class GrpcServerThread:
         with suppress(KeyError):
             trio.lowlevel.remove_instrument(self._batch_end)
 
-    def _on_started(self, port: int) -> None:
+    def _on_started(self, port: int, more_ports: list[int]) -> None:
         self.port = port
+        self.more_ports = more_ports
         self._started.set()
 
     def _on_thread_exit(self, error: BaseException | None) -> None:
@@ -864,13 +868,16 @@ class GrpcServerThread:
             self._register(server)
             if self._configure is not None:
                 self._configure(server)
-            if self._credentials is None:
-                port = server.add_insecure_port(self.address)
-            else:
-                port = server.add_secure_port(self.address, self._credentials)
+            ports = []
+            for address in (self.address, *self.more_addresses):
+                if self._credentials is None:
+                    ports.append(server.add_insecure_port(address))
+                else:
+                    ports.append(server.add_secure_port(address, self._credentials))
+            port, more_ports = ports[0], ports[1:]
             await server.start()
             self._accepting = True
-            self._crossing.to_trio(self._on_started, port)
+            self._crossing.to_trio(self._on_started, port, more_ports)
             await self._stop_requested.wait()
         finally:
             self._accepting = False
@@ -942,10 +949,13 @@ async def serve_grpc(
     grace: float = 1.0,
     window: int = 32,
     backlog: int = 256,
+    more_addresses: Sequence[str] = (),
 ) -> AsyncIterator[GrpcServerThread]:
     """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
 
     ``address`` is ``host:port``; port 0 picks a free port, read it from ``server.port``.
+    ``more_addresses`` are listened on too (their ports in ``server.more_ports``); each
+    address is its own listener, with its own connection cap (`server_options`).
     ``configure`` runs on the gRPC thread before the server starts, to add more services
     (health, reflection). ``options`` are gRPC channel arguments (see `server_options`);
     ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
@@ -962,6 +972,7 @@ async def serve_grpc(
         grace=grace,
         window=window,
         backlog=backlog,
+        more_addresses=more_addresses,
     )
     await server._start()
     try:

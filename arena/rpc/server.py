@@ -762,14 +762,21 @@ async def serve_referee(
     *,
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
+    private_address: str | None = None,
 ) -> AsyncIterator[Any]:
     """Run the referee's gRPC server (with health and reflection) feeding `hub`.
 
     A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
     size) and ends its stream; gRPC itself only stops messages over four times that, which
-    it does without saying why."""
+    it does without saying why.
+
+    ``private_address`` (say ``127.0.0.1:0``), if given, is a second listener, for the bots
+    the referee launches (its port is ``server.more_ports[0]``): each listener has its own
+    connection cap, so a flood of idle connections on the public address cannot keep the
+    referee's own bots out."""
     open_files = raise_open_files_limit()
-    max_connections = max(MIN_CONNECTIONS, open_files - FD_RESERVE)
+    listeners = 2 if private_address else 1
+    max_connections = max(MIN_CONNECTIONS, (open_files - FD_RESERVE) // listeners)
     log.info("admission", open_files=open_files, max_connections=max_connections,
              max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
     async with serve_grpc(
@@ -782,6 +789,7 @@ async def serve_referee(
         ),
         credentials=credentials,
         window=4096,
+        more_addresses=(private_address,) if private_address else (),
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
         try:

@@ -75,6 +75,7 @@ class TournamentRunner:
             config.connect_ms / 1000 if connect_timeout is None else connect_timeout
         )
         self.address = ""
+        self.launch_address = ""  # where launched bots connect (a loopback listener)
         self.started_at = 0.0  # trio time the referee started listening
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
@@ -109,11 +110,20 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
-            host = cfg.listen.rsplit(":", 1)[0]
-            if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
-                host = "127.0.0.1"
+        launched = any(bot.launched for bot in cfg.bots)
+        host = cfg.listen.rsplit(":", 1)[0]
+        if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
+            host = "127.0.0.1"
+        async with serve_referee(
+            self.hub, cfg.listen, credentials=credentials,
+            # Launched bots get a listener of their own: a flood at the door of `listen`
+            # cannot keep them out.
+            private_address=f"{host}:0" if launched else None,
+        ) as server:
             self.address = f"{host}:{server.port}"
+            self.launch_address = (
+                f"{host}:{server.more_ports[0]}" if launched else self.address
+            )
             log.info("tournament_start", tournament=cfg.name, address=self.address,
                      matches=len(todo), already_done=skipped)
             if self.on_listening:
@@ -259,7 +269,7 @@ class TournamentRunner:
             )
             try:
                 process = await SeatProcess.start(
-                    self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
+                    self.argv[bot.name], cwd=bot.cwd, server=self.launch_address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
                     tls_ca=self.config.tls_cert,
                 )
