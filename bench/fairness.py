@@ -14,7 +14,9 @@ second; ``add p50/p99 ms`` — the referee's added latency as the bots see it: f
 answer (or the match start) to the next request of the same match; ``bot p99 ms`` — the load
 generator's own time from reading a request to having written its answer (the bots must be
 honest: within 5 ms); ``min conc`` — the fewest matches the referee allowed at once
-(`referee_lagging` events: its backpressure).
+(`referee_lagging` events: its backpressure); ``load`` — the machine's 1-minute load
+average at the end (a row with a high load and ``bot p99 ms`` over 5 ms measured starved
+bots, not the referee).
 
 Run alone: ``python -m bench fairness``.
 """
@@ -199,6 +201,7 @@ def measure(concurrency: int, seconds: float) -> dict[str, object]:
         "bot p99 ms": _pct(books.own, 0.99),
         "min conc": fewest,
         "decisions": books.decisions,
+        "load": os.getloadavg()[0],
     }
 
 
