@@ -157,18 +157,29 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
         bar.advance(task)
         o = report.outcome
         if not o.normal:
+            who = ("no winner" if o.faulty_seat is None
+                   else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
             bar.console.print(
                 f"[yellow]{pairing.match_id}: {o.termination.name.lower()} "
-                f"(seat {o.faulty_seat}, {report.seat_names[o.faulty_seat or 0]}): "
-                f"{o.detail.splitlines()[0] if o.detail else ''}"
+                f"({who}): {o.detail.splitlines()[0] if o.detail else ''}"
             )
 
     def on_listening(address: str) -> None:
         if announce:
             err.print(f"referee listening on {address}; waiting for bots")
 
+    def on_presence(connected: list[str], missing: list[str]) -> None:
+        if announce:
+            err.print(
+                f"bots connected: {', '.join(connected) or 'none'}; missing: "
+                f"{', '.join(missing) or 'none'}"
+                + (f" (a bot missing {config.no_show_ms} ms after the start forfeits)"
+                   if missing else "")
+            )
+
     runner.on_match_done = on_done
     runner.on_listening = on_listening
+    runner.on_presence = on_presence
     started = time.monotonic()
     try:
         with bar:

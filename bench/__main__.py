@@ -12,7 +12,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from bench import raw_pingpong, referee_path, rules_speed
+from bench import fairness, raw_pingpong, referee_path, rules_speed
 
 Rows = list[dict[str, object]]
 
@@ -20,6 +20,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "rules_speed": rules_speed.part,
     "raw_pingpong": raw_pingpong.part,
     "referee_path": referee_path.part,
+    "fairness": fairness.part,
 }
 
 

@@ -52,7 +52,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import trio
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from google.protobuf.message import Message
 
@@ -452,12 +451,15 @@ def _errors_for(conn: Connection, request: DecisionRequest) -> list[Any]:
     sent: list[Any] = []
 
     class _Stream:
+        received_at = 0.0  # when the message being routed was read (BridgedStream)
+
         def send_nowait(self, message: Any) -> None:
             sent.append(message)
 
     conn.stream = _Stream()  # type: ignore[assignment]
-    send, _receive = trio.open_memory_channel[Any](1)
-    conn._waiting[request.request_id] = _Waiting(request.match_id, request.seat, None, send)
+    conn._waiting[request.request_id] = _Waiting(
+        conn, request.request_id, request.match_id, request.seat, None
+    )
     for rid, seat in (
         ("no-such-request", request.seat),
         (request.request_id, request.seat + 1),

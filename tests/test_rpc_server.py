@@ -207,6 +207,41 @@ def test_late_answer_is_refused() -> None:
     run(test)
 
 
+def test_a_stalled_bot_answering_its_backlog_late_is_not_a_flood() -> None:
+    """A bot that stalls past many deadlines and then answers its whole backlog gets one
+    LATE_ANSWER per late answer and keeps its connection: late answers to requests the
+    referee really sent are never flood evidence, even with a bank of 5 strays. A second
+    answer to the same request is still a duplicate (a stray)."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_stray_messages = 5
+        client, conn = await connected(hub, port)
+        match = Match("argentine-1v1", seed=3)
+        link = conn.link("m1", request_for(match).seat)
+        rids = []
+        for n in range(20):  # 20 deadlines pass while the bot is stalled
+            request = request_for(match, f"r{n}")
+            with trio.move_on_after(0.01):
+                await link.ask(request)
+            rids.append(request.request_id)
+        for rid in rids:  # the bot wakes up and answers its backlog
+            client.send(action_reply(rid, "m1", request.seat, 0))
+        codes = []
+        while len(codes) < len(rids):
+            message = await client.receive()
+            if message.WhichOneof("body") == "error":
+                codes.append(message.error.code)
+        assert codes == [pb.ERROR_CODE_LATE_ANSWER] * len(rids)
+        assert not conn.closed.is_set(), conn.close_reason
+        client.send(action_reply(rids[0], "m1", request.seat, 0))
+        while (message := await client.receive()).WhichOneof("body") != "error":
+            pass
+        assert message.error.code == pb.ERROR_CODE_DUPLICATE_ANSWER
+        client.close()
+
+    run(test)
+
+
 def test_disconnect_while_asked_is_bot_disconnected() -> None:
     """A client that goes away while a request waits makes `ask` raise BotDisconnected."""
 
@@ -494,5 +529,36 @@ def test_batches_go_only_to_bots_that_accept_them_and_hold_the_same_messages() -
         assert packed > 0
         assert alone == 0
         assert [_comparable(m) for m in packed_seen] == [_comparable(m) for m in alone_seen]
+
+    run(test)
+
+
+def test_streams_that_have_not_said_hello_are_capped() -> None:
+    """With max_pending = 2, two streams waiting to say hello fill the door: a third is
+    refused at once (TOO_MANY_CONNECTIONS in-band, RESOURCE_EXHAUSTED), and once one of the
+    waiting streams says hello a new one gets in again."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_pending = 2
+        hub.admit("tok", "bot")
+        waiting = [Client(port), Client(port)]  # streams open, no hello (no message at all)
+        with trio.fail_after(10):
+            while hub._pending < 2:
+                await trio.sleep(0.01)
+        third = Client(port)
+        third.hello("tok")
+        codes, status = await third.error_codes_until_closed()
+        assert codes == [pb.ERROR_CODE_TOO_MANY_CONNECTIONS]
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        for client in waiting:
+            client.close()
+        with trio.fail_after(10):
+            while hub._pending:
+                await trio.sleep(0.01)
+        fourth = Client(port)
+        fourth.hello("tok")
+        assert (await fourth.receive()).WhichOneof("body") == "welcome"
+        third.close()
+        fourth.close()
 
     run(test)

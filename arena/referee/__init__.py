@@ -9,6 +9,7 @@ from arena.referee.links import (
     DecisionRequest,
     Fault,
     MatchStart,
+    PendingAnswer,
     SeatLink,
     TimeControl,
 )
@@ -24,6 +25,7 @@ __all__ = [
     "MatchReport",
     "MatchStart",
     "Outcome",
+    "PendingAnswer",
     "SeatLink",
     "Termination",
     "TimeControl",

@@ -81,6 +81,25 @@ class Fault:
     detail: str
     strikes: int
     max_strikes: int
+class PendingAnswer(Protocol):
+    """A request sent over a wire, as a link that can report its times hands it back
+    (`post`). Times are time.monotonic() seconds noted where the wire is (not when the
+    referee's task got round to it); the link reports them, the referee alone judges them."""
+
+    sent_at: float | None  # when the request left for the bot (None: not yet)
+    received_at: float | None  # when the answer arrived (set once `wait` has returned)
+
+    def unread_since(self) -> float | None:
+        """When the oldest message from the bot arrived that is not routed yet (None: none)."""
+        ...
+
+    async def wait(self) -> Answer:
+        """The answer; can be cancelled and awaited again. Raises like `SeatLink.ask`."""
+        ...
+
+    def abandon(self) -> None:
+        """No answer is wanted any more (the deadline passed)."""
+        ...
 
 
 class SeatLink(Protocol):

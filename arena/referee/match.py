@@ -30,6 +30,7 @@ from arena.referee.links import (
     DecisionRequest,
     Fault,
     MatchStart,
+    PendingAnswer,
     SeatLink,
     TimeControl,
 )
@@ -166,11 +167,21 @@ async def run_match(
             detail = ""
             action: Action | None = None
             t0 = trio.current_time()
+            budget = (allowed_ms + tc.grace_ms) / 1000
+            post = getattr(links[seat], "post", None)
+            wire_s: float | None = None  # the bot's own time, by the wire's clock
+            late = False
+            answer: Answer | None = None
             try:
-                # What trio.move_on_after builds, with the deadline from t0 rather than a
-                # clock read of its own: this runs for every decision.
-                with trio.CancelScope(deadline=t0 + (allowed_ms + tc.grace_ms) / 1000) as scope:
-                    answer = await links[seat].ask(request)
+                if post is None:
+                    # What trio.move_on_after builds, with the deadline from t0 rather than a
+                    # clock read of its own: this runs for every decision.
+                    with trio.CancelScope(deadline=t0 + budget) as scope:
+                        answer = await links[seat].ask(request)
+                    late = scope.cancelled_caught
+                else:
+                    answer, wire_s = await _ask_fairly(post(request), t0, budget)
+                    late = answer is None
             except BotDisconnected as exc:
                 reconnects[seat] += 1
                 if reconnects[seat] <= policy.max_reconnects and await _reconnected(
@@ -181,9 +192,9 @@ async def run_match(
                 break
             except ProtocolViolation as exc:
                 fault, detail = "illegal_action", str(exc)
-            latency_ms = (trio.current_time() - t0) * 1000
+            latency_ms = (trio.current_time() - t0) * 1000 if wire_s is None else wire_s * 1000
             if fault is None:
-                if scope.cancelled_caught:
+                if late or answer is None:
                     fault, detail = "timeout", f"no answer within {allowed_ms} ms" + (
                         f" (and {tc.grace_ms} ms of grace)" if tc.grace_ms else ""
                     )
@@ -211,7 +222,7 @@ async def run_match(
                     break
                 action = game.default_action()
             assert action is not None
-            signal = answer.signal if fault is None else None
+            signal = answer.signal if fault is None and answer is not None else None
             events: tuple[Event, ...] | None = None
             if signal is not None:
                 try:
@@ -271,6 +282,70 @@ async def run_match(
         for link in links:
             await link.finish(outcome)
     return report
+
+
+async def _ask_fairly(
+    pending: PendingAnswer, t0: float, budget: float
+) -> tuple[Answer | None, float | None]:
+    """Wait for the answer to a request sent over a wire that reports its times; the answer
+    (None: too late) and the bot's own time in seconds (None if unknown).
+
+    Fair clocks: the bot's time runs from when its request actually left (`sent_at`) to when
+    its answer arrived (`received_at`), both noted on the wire's side; a busy referee that
+    queued the request late, or routed the answer late, costs the bot nothing. At the
+    deadline in trio's time the referee looks at the wire's clock before it calls a timeout:
+    a request that left late still has the rest of its time; an answer already read off the
+    wire but not routed yet is waited for."""
+    deadline = t0 + budget
+    try:
+        while True:
+            with trio.CancelScope(deadline=deadline) as scope:
+                answer = await pending.wait()
+            if not scope.cancelled_caught:
+                break
+            more = _time_left(pending, budget)
+            if more is not None and pending.sent_at is None:
+                # Never beyond UNSENT_LIMIT_S past the deadline: a request that cannot even
+                # be written is stuck behind a bot that does not read its stream.
+                more = min(more, t0 + budget + UNSENT_LIMIT_S - trio.current_time())
+                if more <= 0:
+                    more = None
+            if more is None:
+                return None, None
+            deadline = trio.current_time() + more
+    finally:
+        if pending.received_at is None:
+            pending.abandon()
+    sent, received = pending.sent_at, pending.received_at
+    if sent is None or received is None:
+        return answer, None
+    wire_s = max(0.0, received - sent)
+    return (answer if wire_s <= budget else None), wire_s
+
+
+def _time_left(pending: PendingAnswer, budget: float) -> float | None:
+    """Seconds more to wait for `pending` whose deadline passed in trio's time, by the wire's
+    clock; None when the bot has really had its `budget`."""
+    if pending.received_at is not None:  # answered: routed while the deadline passed
+        return budget  # (`wait` returns at once; the wire's times judge it)
+    sent = pending.sent_at
+    if sent is None:  # the request has not even left: its clock has not started
+        return budget
+    used = time.monotonic() - sent
+    if used < budget:
+        return budget - used
+    unread = pending.unread_since()
+    if unread is not None and unread - sent <= budget:
+        return UNREAD_WAIT_S  # an answer may be in what arrived in time: let it be routed
+    return None
+
+
+UNSENT_LIMIT_S = 5.0
+"""How long past its deadline a request that has not been written yet is still waited for
+(the referee's own lag is far below this; a stream the bot does not read is not)."""
+
+UNREAD_WAIT_S = 0.005
+"""How long the referee waits, past a deadline, for messages that arrived in time to be routed."""
 
 
 async def _reconnected(link: SeatLink, policy: FaultPolicy, seat: int) -> bool:

@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -121,8 +122,18 @@ class MessageStream(Protocol[_In_co, _Out_contra]):
         """Queue a message, waiting while too many are still unsent."""
         ...
 
-    def send_nowait(self, message: _Out_contra) -> None:
-        """Queue a message; `trio.WouldBlock` if too many are still unsent."""
+    def send_nowait(self, message: _Out_contra, note: SentNote | None = None) -> None:
+        """Queue a message; `trio.WouldBlock` if too many are still unsent. Once it is
+        written, ``note.sent_at`` is set to the time.monotonic() of that moment."""
+        ...
+
+    @property
+    def received_at(self) -> float:
+        """When the message `receive` returned last arrived (time.monotonic())."""
+        ...
+
+    def unread_since(self) -> float | None:
+        """When the oldest message arrived that `receive` has not returned yet."""
         ...
 
     def send_in_batches(self) -> None:
@@ -179,6 +190,8 @@ def server_options(
     max_receive_bytes: int | None = None,
     keepalive_time_s: float = 20.0,
     keepalive_timeout_s: float = 10.0,
+    handshake_timeout_s: float | None = None,
+    max_connections: int | None = None,
 ) -> list[tuple[str, int]]:
     """gRPC server options: message size limits, and keepalive pings that find dead clients.
 
@@ -188,8 +201,24 @@ def server_options(
     first. Without keepalive a client whose machine vanishes (no TCP reset) keeps its stream
     open until the referee's next deadline; with it the stream ends within about
     ``keepalive_time_s + keepalive_timeout_s``.
+
+    Admission at the door, for connections that never open a stream: with
+    ``handshake_timeout_s`` a TCP connection that has not completed gRPC's HTTP/2 handshake
+    by then (say, an idle socket that sends no byte) is closed, and one that did but has no
+    stream open that long is closed too; ``max_connections`` caps the connections open at
+    once (beyond it new ones are closed at accept), so a flood cannot take every file
+    descriptor.
     """
+    door: list[tuple[str, int]] = []
+    if handshake_timeout_s is not None:
+        door += [
+            ("grpc.server_handshake_timeout_ms", int(handshake_timeout_s * 1000)),
+            ("grpc.max_connection_idle_ms", int(handshake_timeout_s * 1000)),
+        ]
+    if max_connections is not None:
+        door.append(("grpc.max_allowed_incoming_connections", max_connections))
     return [
+        *door,
         ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),
@@ -305,6 +334,20 @@ class _BatchEnd(trio.abc.Instrument):
                 send()  # never raises: a hop into a finished world returns False
 
 
+class SentNote(Protocol):
+    """Whoever wants to know when a message left: the writer sets ``sent_at``."""
+
+    sent_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Noted:
+    """Outbox item: a message and the note to stamp with the time it was written."""
+
+    message: Any
+    note: SentNote
+
+
 @dataclass(frozen=True, slots=True)
 class _End:
     """Inbox marker: nothing more will arrive."""
@@ -378,12 +421,12 @@ class BridgedStream(Generic[InT, OutT]):
         self._crossing = crossing
         self._batchable = batchable
         self._side: _AsyncioSide[InT, OutT] | None = None
-        # gRPC thread -> trio
-        self._inbox: deque[InT | _End] = deque()
+        # gRPC thread -> trio: each message with the time.monotonic() it was read off the wire
+        self._inbox: deque[tuple[InT | _End, float]] = deque()
         self._inbox_wake_pending = False
         self._reader_blocked = False
         # trio -> gRPC thread
-        self._outbox: deque[OutT | _Close] = deque()
+        self._outbox: deque[OutT | _Noted | _Close] = deque()
         self._outbox_wake_pending = False
         self._sender_blocked = False
         self._batching = False
@@ -393,6 +436,10 @@ class BridgedStream(Generic[InT, OutT]):
         self._finished = trio.Event()
         self._closed_reason: str | None = None
         self._close: _Close | None = None
+        self.received_at = 0.0
+        self._in_hand: float | None = None
+        """When the message `receive` returned last was read off the wire (time.monotonic(),
+        on the gRPC thread: not when trio got round to it)."""
 
     def __repr__(self) -> str:
         return f"<BridgedStream {self.method} from {self.peer}>"
@@ -405,14 +452,16 @@ class BridgedStream(Generic[InT, OutT]):
         Messages that arrived before the end are still returned first.
         """
         await trio.lowlevel.checkpoint_if_cancelled()
+        self._in_hand = None  # the caller is done with the message it had
         while not self._inbox:
             await self._receivers.park()
-        item = self._inbox[0]
+        item, received_at = self._inbox[0]
         if isinstance(item, _End):
             if item.too_large:
                 raise MessageTooLarge(item.reason)
             raise (BadMessage if item.bad else StreamClosed)(item.reason)
         self._inbox.popleft()
+        self.received_at = self._in_hand = received_at
         if self._reader_blocked and len(self._inbox) <= self._window // 2:
             self._reader_blocked = False
             if self._side is not None:
@@ -432,8 +481,17 @@ class BridgedStream(Generic[InT, OutT]):
         except StreamClosed:
             raise StopAsyncIteration from None
 
-    def send_nowait(self, message: OutT) -> None:
-        """Queue a message for the client.
+    def unread_since(self) -> float | None:
+        """When the oldest message read off the wire but not yet taken by `receive` arrived
+        (time.monotonic()); None if there is none."""
+        if self._in_hand is not None:  # taken, but its taker has not asked for the next one
+            return self._in_hand
+        inbox = self._inbox
+        return inbox[0][1] if inbox else None
+
+    def send_nowait(self, message: OutT, note: SentNote | None = None) -> None:
+        """Queue a message for the client; once gRPC has written it, the writer sets
+        ``note.sent_at`` to the time.monotonic() of that moment (on the gRPC thread).
 
         Raises `StreamClosed` if the stream has ended or is closing, `trio.WouldBlock` if
         ``window`` messages are still waiting to be written.
@@ -442,7 +500,7 @@ class BridgedStream(Generic[InT, OutT]):
             raise StreamClosed(self._closed_reason)
         if len(self._outbox) >= self._window:
             raise trio.WouldBlock
-        self._outbox.append(message)
+        self._outbox.append(message if note is None else _Noted(message, note))
         self._wake_writer()
 
     def send_in_batches(self) -> None:
@@ -522,12 +580,13 @@ class BridgedStream(Generic[InT, OutT]):
         # The reader task is gone by now, so only this thread touches the inbox.
         if self._closed_reason is None:
             self._closed_reason = reason
-        last = self._inbox[-1] if self._inbox else None
+        last = self._inbox[-1][0] if self._inbox else None
+        now = time.monotonic()
         if not isinstance(last, _End):
-            self._inbox.append(_End(reason))
+            self._inbox.append((_End(reason), now))
         elif cancelled and not last.bad:
             # "finished sending" was really the first sign of a cancel: say so.
-            self._inbox[-1] = _End(reason)
+            self._inbox[-1] = (_End(reason), now)
         self._receivers.unpark_all()
         self._senders.unpark_all()
         self._finished.set()
@@ -630,7 +689,7 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def _push(self, item: InT | _End) -> None:
         stream = self._stream
-        stream._inbox.append(item)
+        stream._inbox.append((item, time.monotonic()))
         if not stream._inbox_wake_pending:
             stream._inbox_wake_pending = True
             if not self._crossing.batch_to_trio.post(stream._wake_receivers):
@@ -644,6 +703,7 @@ class _AsyncioSide(Generic[InT, OutT]):
             while True:
                 while outbox:
                     item = outbox.popleft()
+                    noted: list[SentNote] = []
                     if (
                         stream._batching
                         and batch is not None
@@ -656,7 +716,14 @@ class _AsyncioSide(Generic[InT, OutT]):
                             outbox and len(items) < MAX_BATCH and not isinstance(outbox[0], _Close)
                         ):
                             items.append(outbox.popleft())
+                        for i, one in enumerate(items):
+                            if isinstance(one, _Noted):
+                                noted.append(one.note)
+                                items[i] = one.message
                         item = batch(items)
+                    elif isinstance(item, _Noted):
+                        noted.append(item.note)
+                        item = item.message
                     if stream._sender_blocked and len(outbox) <= low_water:
                         stream._sender_blocked = False
                         self._crossing.batch_to_trio.post(stream._wake_senders)
@@ -664,6 +731,10 @@ class _AsyncioSide(Generic[InT, OutT]):
                         self.abort(item.code, item.details)
                         return
                     await self._context.write(item)
+                    if noted:
+                        written = time.monotonic()
+                        for note in noted:
+                            note.sent_at = written
                 await self._writer_wake.wait()
                 self._writer_wake.clear()
         except asyncio.CancelledError:
@@ -693,11 +764,14 @@ class GrpcServerThread:
         grace: float,
         window: int,
         backlog: int,
+        more_addresses: Sequence[str] = (),
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1 message, got {window}")
         self.address = address
         self.port = 0
+        self.more_addresses = tuple(more_addresses)
+        self.more_ports: list[int] = []  # the ports of `more_addresses`, in order
         self._routes = tuple(routes)
         self._configure = configure
         self._options = tuple(options)
@@ -747,8 +821,9 @@ class GrpcServerThread:
         with suppress(KeyError):
             trio.lowlevel.remove_instrument(self._batch_end)
 
-    def _on_started(self, port: int) -> None:
+    def _on_started(self, port: int, more_ports: list[int]) -> None:
         self.port = port
+        self.more_ports = more_ports
         self._started.set()
 
     def _on_thread_exit(self, error: BaseException | None) -> None:
@@ -793,13 +868,16 @@ class GrpcServerThread:
             self._register(server)
             if self._configure is not None:
                 self._configure(server)
-            if self._credentials is None:
-                port = server.add_insecure_port(self.address)
-            else:
-                port = server.add_secure_port(self.address, self._credentials)
+            ports = []
+            for address in (self.address, *self.more_addresses):
+                if self._credentials is None:
+                    ports.append(server.add_insecure_port(address))
+                else:
+                    ports.append(server.add_secure_port(address, self._credentials))
+            port, more_ports = ports[0], ports[1:]
             await server.start()
             self._accepting = True
-            self._crossing.to_trio(self._on_started, port)
+            self._crossing.to_trio(self._on_started, port, more_ports)
             await self._stop_requested.wait()
         finally:
             self._accepting = False
@@ -871,10 +949,13 @@ async def serve_grpc(
     grace: float = 1.0,
     window: int = 32,
     backlog: int = 256,
+    more_addresses: Sequence[str] = (),
 ) -> AsyncIterator[GrpcServerThread]:
     """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
 
     ``address`` is ``host:port``; port 0 picks a free port, read it from ``server.port``.
+    ``more_addresses`` are listened on too (their ports in ``server.more_ports``); each
+    address is its own listener, with its own connection cap (`server_options`).
     ``configure`` runs on the gRPC thread before the server starts, to add more services
     (health, reflection). ``options`` are gRPC channel arguments (see `server_options`);
     ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
@@ -891,6 +972,7 @@ async def serve_grpc(
         grace=grace,
         window=window,
         backlog=backlog,
+        more_addresses=more_addresses,
     )
     await server._start()
     try:

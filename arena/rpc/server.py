@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
+import resource
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator
@@ -31,8 +32,8 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
-from arena.referee import Answer, DecisionRequest, Fault, MatchStart, Outcome
-from arena.rpc import convert
+from arena.referee import Answer, DecisionRequest, Fault, MatchStart, Outcome, PendingAnswer
+from arena.rpc import convert, peers
 from arena.rpc.bridge import (
     BadMessage,
     MessageStream,
@@ -57,6 +58,11 @@ STRAY_BANK = 200
 """Stray messages (answering no request) a connection may bank; see `Connection.read_loop`."""
 STRAYS_PER_REQUEST = 4
 """Stray messages each request sent to a connection adds to its bank (up to STRAY_BANK)."""
+
+
+EXPIRED_KEPT = 8192
+"""Request ids a connection remembers after their answer or deadline (to tell a late answer
+from an unknown one)."""
 
 
 def _batch(messages: list[Any]) -> Any:
@@ -107,14 +113,45 @@ class _AnswerSlot:
         return self._value
 
 
-@dataclass
 class _Waiting:
-    """A request waiting for its answer on a connection."""
+    """A request waiting for its answer on a connection; the referee's `PendingAnswer`.
 
-    match_id: str
-    seat: int
-    deck: Any
-    answer: _AnswerSlot
+    It reports when the request left (`sent_at`, set by the bridge's writer on the gRPC
+    thread once gRPC has written it) and when its answer arrived (`received_at`, read off
+    the wire on the gRPC thread), both time.monotonic(); it judges nothing: the referee does.
+    """
+
+    __slots__ = ("answer", "conn", "deck", "match_id", "received_at", "rid", "seat", "sent_at")
+
+    def __init__(self, conn: Connection, rid: str, match_id: str, seat: int, deck: Any) -> None:
+        self.conn = conn
+        self.rid = rid
+        self.match_id = match_id
+        self.seat = seat
+        self.deck = deck
+        self.answer = _AnswerSlot()
+        self.sent_at: float | None = None
+        self.received_at: float | None = None
+
+    def unread_since(self) -> float | None:
+        return self.conn.stream.unread_since()
+
+    async def wait(self) -> Answer:
+        """The answer; may be cancelled and awaited again (the request stays open until
+        answered or `abandon`-ed)."""
+        try:
+            answer = await self.answer.receive()
+        except trio.EndOfChannel:
+            raise BotDisconnected(f"{self.conn.bot_name}: {self.conn.close_reason}") from None
+        if isinstance(answer, ProtocolViolation):
+            raise answer
+        return answer
+
+    def abandon(self) -> None:
+        """The referee gave up: a later answer is LATE_ANSWER."""
+        conn = self.conn
+        if conn._waiting.pop(self.rid, None) is not None:
+            conn._expire(self.rid, "late")
 
 
 @dataclass
@@ -169,7 +206,7 @@ class Connection:
 
     def _expire(self, request_id: str, why: str) -> None:
         self._expired[request_id] = why
-        while len(self._expired) > 1024:
+        while len(self._expired) > EXPIRED_KEPT:
             self._expired.popitem(last=False)
 
     async def read_loop(self) -> None:
@@ -177,17 +214,23 @@ class Connection:
 
         Two flood limits, both wire limits like gRPC's message size and keepalive:
 
-        * stray messages — anything but the answer to a request the referee sent (an unknown,
-          duplicate or late request id, an answer for another seat, a second hello): the
+        * stray messages — anything but the answer to a request the referee sent (an unknown
+          or duplicate request id, an answer for another seat, a second hello; a late answer,
+          the first after its deadline, is refused in-band but is not a stray): the
           connection banks `max_strays` of them and earns `strays_per_request` more with every
           request it is sent (up to `max_strays`). This limit counts messages, not time, so it
           catches a flood however slowly a busy referee reads it.
-        * all messages — a token bucket of `burst` refilled at `max_rate` per second.
+        * the same messages per second — a token bucket of `burst` refilled at `max_rate`
+          per second. Answers to requests the referee sent (late ones included) count
+          towards neither: they are bounded by the requests, and a connection may hold many
+          seats.
         """
         allowance, last = self.burst, trio.current_time()
         try:
             while True:
                 message = await self.stream.receive()
+                if self._on_message(message):
+                    continue  # an answer to a request the referee sent: bounded by requests
                 now = trio.current_time()
                 allowance = min(self.burst, allowance + (now - last) * self.max_rate)
                 last = now
@@ -195,13 +238,12 @@ class Connection:
                     await self._flooded(f"more than {self.max_rate:g} messages per second")
                     return
                 allowance -= 1
-                if not self._on_message(message):
-                    self._strays -= 1
-                    if self._strays < 0:
-                        await self._flooded(
-                            f"more than {self.max_strays} messages that answer no request"
-                        )
-                        return
+                self._strays -= 1
+                if self._strays < 0:
+                    await self._flooded(
+                        f"more than {self.max_strays} messages that answer no request"
+                    )
+                    return
         except MessageTooLarge as exc:  # refused unread: end the stream, say why
             self.send(_error(pb.ERROR_CODE_MESSAGE_TOO_LARGE, exc.reason))
             self._gone(exc.reason)
@@ -231,10 +273,17 @@ class Connection:
         waiting = self._waiting.get(rid)
         if waiting is None:
             why = self._expired.get(rid)
+            if why == "late":
+                # The first answer to a request the referee really sent, after its deadline:
+                # a bot that stalled and answers its backlog. Refused in-band, never counted
+                # as flood evidence (each request earns at most one such answer).
+                self._expired[rid] = "answered"
+                self.send(_error(pb.ERROR_CODE_LATE_ANSWER,
+                                 "the deadline passed; answer discarded",
+                                 request_id=rid, match_id=reply.match_id))
+                return True
             if why == "answered":
                 code, text = pb.ERROR_CODE_DUPLICATE_ANSWER, "this request was already answered"
-            elif why is not None:
-                code, text = pb.ERROR_CODE_LATE_ANSWER, "the deadline passed; answer discarded"
             else:
                 code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request on this connection"
             self.send(_error(code, text, request_id=rid, match_id=reply.match_id))
@@ -251,6 +300,7 @@ class Connection:
             return False
         del self._waiting[rid]
         self._expire(rid, "answered")
+        waiting.received_at = self.stream.received_at
         choice = reply.WhichOneof("choice")
         answer: Answer | ProtocolViolation
         try:
@@ -277,25 +327,31 @@ class Connection:
             waiting.answer.send_nowait(answer)
         return True
 
-    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
+    def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> _Waiting:
+        """Send a decision request; the handle reports when it left and waits for its answer."""
         if self.closed.is_set():
             raise BotDisconnected(f"{self.bot_name}: {self.close_reason}")
-        slot = _AnswerSlot()
-        self._waiting[rid] = _Waiting(match_id, seat, deck, slot)
+        waiting = _Waiting(self, rid, match_id, seat, deck)
+        self._waiting[rid] = waiting
         self._strays = min(self.max_strays, self._strays + self.strays_per_request)
+        if not self.closed.is_set():
+            try:
+                self.stream.send_nowait(message, waiting)
+            except trio.WouldBlock:
+                self._gone("the bot stopped reading its stream")
+            except StreamClosed as exc:
+                self._gone(exc.reason)
+        return waiting
+
+    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Answer:
+        waiting = self.post(match_id, seat, deck, message, rid)
         answered = False
         try:
-            self.send(message)
-            try:
-                answer = await slot.receive()
-            except trio.EndOfChannel:
-                raise BotDisconnected(f"{self.bot_name}: {self.close_reason}") from None
+            answer = await waiting.wait()
             answered = True
         finally:
-            if not answered and self._waiting.pop(rid, None) is not None:
-                self._expire(rid, "late")
-        if isinstance(answer, ProtocolViolation):
-            raise answer
+            if not answered:
+                waiting.abandon()
         return answer
 
     async def close(self, details: str = "") -> None:
@@ -358,6 +414,12 @@ class RemoteSeatLink:
         self.conn.send(self._started)
 
     async def ask(self, request: DecisionRequest) -> Answer:
+        return await self.conn.ask(
+            self.match_id, self.seat, self._deck, self._decision(request), request.request_id
+        )
+
+    @staticmethod
+    def _decision(request: DecisionRequest) -> Any:
         message = pb.ServerMessage()
         decision = message.decision
         decision.request_id = request.request_id
@@ -367,8 +429,12 @@ class RemoteSeatLink:
         convert.legal_actions_into(decision, request.legal_actions)
         decision.deadline_unix_ms = request.deadline_unix_ms
         decision.time_left_ms = request.time_left_ms
-        return await self.conn.ask(
-            self.match_id, self.seat, self._deck, message, request.request_id
+        return message
+
+    def post(self, request: DecisionRequest) -> PendingAnswer:
+        """Send the request now; the referee waits on the handle and judges its times."""
+        return self.conn.post(
+            self.match_id, self.seat, self._deck, self._decision(request), request.request_id
         )
 
     def tell(self, item: Event | HandSummary) -> None:
@@ -419,24 +485,76 @@ class Hub:
         max_connections_per_token: int = 4,
         max_messages_per_second: float = 500.0,
         max_stray_messages: int = STRAY_BANK,
+        max_pending: int = 256,
     ) -> None:
         self.hello_timeout = hello_timeout
+        self.max_pending = max_pending  # streams that have not said hello yet, at most
+        self._pending = 0
         self.max_connections_per_token = max_connections_per_token
         self.max_messages_per_second = max_messages_per_second
         self.max_stray_messages = max_stray_messages
         self._tokens: dict[str, str] = {}  # token -> bot name
         self._connections: dict[str, list[Connection]] = {}
         self._last_close: dict[str, str] = {}  # token -> why its latest connection closed
+        self._gone_since: dict[str, float] = {}  # token -> trio time its last connection closed
+        # Launched seats' tokens -> the root pid of the seat's process tree (None: not known
+        # yet, see `bind_owner`), and an event set once it is known.
+        self._owners: dict[str, int | None] = {}
+        self._owner_known: dict[str, trio.Event] = {}
+        self._owner_names: dict[str, str] = {}  # launched token -> bot name
+        self._convicted: dict[str, str] = {}  # token of a seat caught hijacking -> why
         self._changed = trio.Event()
 
-    def admit(self, token: str, bot_name: str) -> None:
-        """Let connections with `token` in, as `bot_name`."""
+    def admit(
+        self, token: str, bot_name: str, owner_pid: int | None = None, *, launched: bool = False
+    ) -> None:
+        """Let connections with `token` in, as `bot_name`.
+
+        A launched seat's token (`launched`, or an `owner_pid` given) is bound to a process
+        tree: over TCP loopback, a hello presenting it is refused unless the connecting
+        socket belongs to the process `owner_pid` or one of its descendants. Without
+        `owner_pid` such a hello waits (within the hello deadline) for `bind_owner`."""
         self._tokens[token] = bot_name
+        if launched or owner_pid is not None:
+            self._owners[token] = owner_pid
+            self._owner_names[token] = bot_name
+            self._owner_known[token] = known = trio.Event()
+            if owner_pid is not None:
+                known.set()
+
+    def bind_owner(self, token: str, pid: int) -> None:
+        """The process tree rooted at `pid` owns the launched seat of `token` (call once the
+        process has started)."""
+        if token in self._tokens:
+            self._owners[token] = pid
+            self._owner_known.setdefault(token, trio.Event()).set()
 
     def revoke(self, token: str) -> None:
         """Refuse `token` from now on (connections already in stay)."""
         self._tokens.pop(token, None)
         self._last_close.pop(token, None)
+        self._gone_since.pop(token, None)
+        if not self.is_connected(token):  # a seat in play keeps its owner: thieves are named
+            self._forget_owner(token)
+
+    def _forget_owner(self, token: str) -> None:
+        self._owners.pop(token, None)
+        self._owner_known.pop(token, None)
+        self._owner_names.pop(token, None)
+        self._convicted.pop(token, None)
+
+    def is_connected(self, token: str) -> bool:
+        """Whether a live connection with `token` is in."""
+        return any(not c.closed.is_set() for c in self._connections.get(token, []))
+
+    def gone_since(self, token: str) -> float | None:
+        """The trio time at which the last live connection with `token` closed; None if the
+        token never connected or is connected now."""
+        return None if self.is_connected(token) else self._gone_since.get(token)
+
+    async def changed(self) -> None:
+        """Wait until a connection comes in or goes away."""
+        await self._changed.wait()
 
     def last_close(self, token: str) -> str | None:
         """Why the latest connection admitted with `token` closed (None if none closed)."""
@@ -480,7 +598,18 @@ class Hub:
                 nursery.start_soon(self._serve_stream, stream)
 
     async def _serve_stream(self, stream: Stream) -> None:
-        conn = await self._hello(stream)
+        if self._pending >= self.max_pending:
+            await self._refuse(
+                stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
+                f"{self._pending} connections are waiting to say hello (at most "
+                f"{self.max_pending}); retry later", grpc.StatusCode.RESOURCE_EXHAUSTED,
+            )
+            return
+        self._pending += 1
+        try:
+            conn = await self._hello(stream)
+        finally:
+            self._pending -= 1
         if conn is None:
             return
         self._connections.setdefault(conn.token, []).append(conn)
@@ -490,6 +619,10 @@ class Hub:
             await conn.read_loop()
         finally:
             self._connections[conn.token].remove(conn)
+            if conn.token in self._tokens and not self.is_connected(conn.token):
+                self._gone_since[conn.token] = trio.current_time()
+            if conn.token not in self._tokens and not self.is_connected(conn.token):
+                self._forget_owner(conn.token)
             if conn.token in self._tokens:  # a revoked one-off token is forgotten
                 self._last_close[conn.token] = conn.close_reason
             self._notify()
@@ -526,6 +659,15 @@ class Hub:
                                    "unknown token: use the token the organiser gave you",
                                    grpc.StatusCode.UNAUTHENTICATED)
                 return None
+            convicted = self._convicted.get(hello.token)
+            if convicted is not None:
+                await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED, convicted,
+                                   grpc.StatusCode.PERMISSION_DENIED)
+                return None
+            if hello.token in self._owners and not await self._owner_checked(
+                stream, hello.token, name
+            ):
+                return None
             live = [c for c in self._connections.get(hello.token, []) if not c.closed.is_set()]
             if len(live) >= self.max_connections_per_token:
                 await self._refuse(
@@ -559,11 +701,65 @@ class Hub:
                            grpc.StatusCode.DEADLINE_EXCEEDED)
         return None
 
+    async def _owner_checked(self, stream: Stream, token: str, name: str) -> bool:
+        """Whether the process that opened `stream` may present launched token `token`; if
+        not, the hello is refused, and a thief found among the other launched seats is
+        recorded (`hijack_attempt`) and its own connections ended: the victim pays nothing."""
+        await self._owner_known[token].wait()
+        owner = self._owners.get(token)
+        inodes = await trio.to_thread.run_sync(peers.socket_inodes, stream.peer)
+        if inodes is None or owner is None:
+            return True  # a Unix socket (a sandboxed seat's own): nothing to look up
+        if await trio.to_thread.run_sync(_holds, owner, inodes):
+            return True
+        text = "this seat's token was presented by another process"
+        log.warning("seat_token_refused", bot=name, peer=stream.peer, detail=text)
+        for other, pid in list(self._owners.items()):
+            if other == token or pid is None:
+                continue
+            if await trio.to_thread.run_sync(_holds, pid, inodes):
+                thief = self._owner_names.get(other, "?")
+                why = (f"hijack attempt: {thief} presented the one-off token of a seat of "
+                       f"{name}")
+                log.warning("hijack_attempt", thief=thief, victim=name, peer=stream.peer)
+                self._convicted[other] = why
+                for conn in list(self._connections.get(other, [])):
+                    conn.send(_error(pb.ERROR_CODE_UNAUTHENTICATED, why))
+                    conn._gone(why)
+                    await conn.stream.aclose(grpc.StatusCode.PERMISSION_DENIED, why)
+                break
+        await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED, text,
+                           grpc.StatusCode.UNAUTHENTICATED)
+        return False
+
     @staticmethod
     async def _refuse(stream: Stream, code: int, text: str, status: grpc.StatusCode) -> None:
         with suppress(trio.WouldBlock, StreamClosed):
             stream.send_nowait(_error(code, text))
         await stream.aclose(status, text)
+
+
+def _holds(root: int, inodes: set[int]) -> bool:
+    return peers.holds_socket(peers.process_tree(root), inodes)
+
+
+FD_RESERVE = 128
+"""File descriptors kept out of reach of incoming connections: for the database, log and
+replay files, and launched bots' processes."""
+MIN_CONNECTIONS = 32
+
+
+def raise_open_files_limit() -> int:
+    """Raise this process's soft limit of open files to its hard limit; the new soft limit."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = hard if hard != resource.RLIM_INFINITY else max(soft, 1 << 20)
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return int(soft)
 
 
 def _add_standard_services(server: grpc.aio.Server) -> None:
@@ -597,21 +793,34 @@ async def serve_referee(
     *,
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
+    private_address: str | None = None,
 ) -> AsyncIterator[Any]:
     """Run the referee's gRPC server (with health and reflection) feeding `hub`.
 
     A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
     size) and ends its stream; gRPC itself only stops messages over four times that, which
-    it does without saying why."""
+    it does without saying why.
+
+    ``private_address`` (say ``127.0.0.1:0``), if given, is a second listener, for the bots
+    the referee launches (its port is ``server.more_ports[0]``): each listener has its own
+    connection cap, so a flood of idle connections on the public address cannot keep the
+    referee's own bots out."""
+    open_files = raise_open_files_limit()
+    listeners = 2 if private_address else 1
+    max_connections = max(MIN_CONNECTIONS, (open_files - FD_RESERVE) // listeners)
+    log.info("admission", open_files=open_files, max_connections=max_connections,
+             max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
     async with serve_grpc(
         address,
         [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
         configure=_add_standard_services,
         options=server_options(
-            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes
+            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
+            handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
         ),
         credentials=credentials,
         window=4096,
+        more_addresses=(private_address,) if private_address else (),
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
         try:

@@ -25,6 +25,8 @@
     reconnect_ms = 10000            # a remote bot that drops may come back within this
     connect_ms = 20000              # a launched bot must connect and say hello within this
     hello_ms = 10000                # an open stream must say hello within this, or is closed
+    no_show_ms = 60000              # a remote bot that has not connected by then forfeits
+    max_pending = 256               # streams not yet past hello, at most (more are refused)
 
     [limits]                        # per launched bot process; 0 = no limit
     cpu_seconds = 300
@@ -108,6 +110,8 @@ class TournamentConfig:
     limits: BotLimits = field(default_factory=BotLimits)
     connect_ms: int = 20_000  # a launched bot that has not said hello by then forfeits
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
+    no_show_ms: int = 60_000  # a remote bot not connected this long after the start forfeits
+    max_pending: int = 256  # streams that have not said hello yet, at most
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
     replay_legal: bool = False  # action lines of the replays list the legal actions
@@ -210,7 +214,11 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         grace_ms=_int(tc_raw, "grace_ms", "time_control", 50, 0),
     )
     faults = raw.get("faults", {})
-    _check_keys(faults, {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms"}, "faults")
+    _check_keys(
+        faults,
+        {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms", "no_show_ms", "max_pending"},
+        "faults",
+    )
     policy = FaultPolicy(
         max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
@@ -253,6 +261,8 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         limits=limits,
         connect_ms=_int(faults, "connect_ms", "faults", 20_000, 1),
         hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
+        no_show_ms=_int(faults, "no_show_ms", "faults", 60_000, 1),
+        max_pending=_int(faults, "max_pending", "faults", 256, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
         replay_legal=_bool(t, "replay_legal", "tournament", False),

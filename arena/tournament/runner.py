@@ -8,6 +8,7 @@ bot processes. Nothing outlives the tournament: every process is stopped with it
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import time
 from collections.abc import Callable
@@ -65,7 +66,7 @@ class TournamentRunner:
         connect_timeout: float | None = None,
     ) -> None:
         self.config = config
-        self.hub = Hub(hello_timeout=config.hello_ms / 1000)
+        self.hub = Hub(hello_timeout=config.hello_ms / 1000, max_pending=config.max_pending)
         self.store = Store(config.database)
         self.on_match_done = on_match_done
         self.on_listening = on_listening
@@ -74,6 +75,11 @@ class TournamentRunner:
             config.connect_ms / 1000 if connect_timeout is None else connect_timeout
         )
         self.address = ""
+        self.launch_address = ""  # where launched bots connect (a loopback listener)
+        self.started_at = 0.0  # trio time the referee started listening
+        # (event, bot, since) already logged: one warning per bot gone or missing
+        self._warned: set[tuple[str, str, float | None]] = set()
+        self.on_presence: Callable[[list[str], list[str]], None] | None = None
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -97,29 +103,93 @@ class TournamentRunner:
                                " ".join(bot.command))
             if not bot.launched:
                 self.hub.admit(bot.token, bot.name)
-        limiter = trio.CapacityLimiter(cfg.concurrency)
+        # Slow start: `_pace` raises it to `concurrency` while the referee keeps up.
+        limiter = trio.CapacityLimiter(min(cfg.concurrency, START_MATCHES))
         credentials = None
         if cfg.tls_cert is not None and cfg.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
-            host = cfg.listen.rsplit(":", 1)[0]
-            if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
-                host = "127.0.0.1"
+        launched = any(bot.launched for bot in cfg.bots)
+        host = cfg.listen.rsplit(":", 1)[0]
+        if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
+            host = "127.0.0.1"
+        async with serve_referee(
+            self.hub, cfg.listen, credentials=credentials,
+            # Launched bots get a listener of their own: a flood at the door of `listen`
+            # cannot keep them out.
+            private_address=f"{host}:0" if launched else None,
+        ) as server:
             self.address = f"{host}:{server.port}"
+            self.launch_address = (
+                f"{host}:{server.more_ports[0]}" if launched else self.address
+            )
             log.info("tournament_start", tournament=cfg.name, address=self.address,
                      matches=len(todo), already_done=skipped)
             if self.on_listening:
                 self.on_listening(self.address)
-            async with trio.open_nursery() as nursery:
-                for pairing in todo:
-                    nursery.start_soon(self._play_limited, limiter, pairing)
+            self.started_at = trio.current_time()
+            async with trio.open_nursery() as outer:
+                outer.start_soon(self._watch_presence)
+                outer.start_soon(self._pace, limiter, cfg.concurrency)
+                async with trio.open_nursery() as nursery:
+                    for pairing in todo:
+                        nursery.start_soon(self._play_limited, limiter, pairing)
+                outer.cancel_scope.cancel()
             with trio.move_on_after(5):
                 await self.hub.close_all()  # remote bots see a clean end of stream
         if not self.pending()[0]:
             self.store.finish_tournament(cfg.name)
         return TournamentRun(len(todo), skipped, self.address)
+
+    async def _watch_presence(self) -> None:
+        """Report which remote bots are connected and which are missing, at the start and
+        whenever that changes (a `presence` log event, and `on_presence`)."""
+        remote = [bot for bot in self.config.bots if not bot.launched]
+        if not remote:
+            return
+        last: tuple[list[str], list[str]] | None = None
+        while True:
+            connected = [b.name for b in remote if self.hub.is_connected(b.token)]
+            missing = [b.name for b in remote if b.name not in connected]
+            if (connected, missing) != last:
+                last = (connected, missing)
+                log.info("presence", connected=connected, missing=missing,
+                         no_show_ms=self.config.no_show_ms)
+                if self.on_presence:
+                    self.on_presence(connected, missing)
+            await self.hub.changed()
+
+    async def _pace(self, limiter: trio.CapacityLimiter, most: int) -> None:
+        """Backpressure: measure the referee's own lag (how late a short sleep of trio's wakes
+        up) and when the referee cannot keep up, play fewer matches at once instead of
+        letting bots be asked late; give them back, a quarter more at a time, while it keeps
+        up (from `START_MATCHES` up to `most`: a slow start, not a stampede of match starts).
+        Every cut is logged (`referee_lagging`), and every recovery (`referee_caught_up`)."""
+        too_late = max(LAG_FLOOR_S, self.config.time_control.decision_ms / 1000 * LAG_SHARE)
+        calm = 0.0  # seconds of low lag in a row
+        hold = 0.0  # no change before this trio time (let a change take effect)
+        lag = 0.0  # smoothed: one late wake-up (another process's burst) is not a trend
+        while True:
+            before = trio.current_time()
+            await trio.sleep(PACE_S)
+            now = trio.current_time()
+            lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
+            if lag > too_late:
+                calm = 0.0
+                if now >= hold and limiter.total_tokens > 1:
+                    limiter.total_tokens = max(1, int(limiter.total_tokens * 3 / 4))
+                    hold = now + 20 * PACE_S
+                    log.warning("referee_lagging", lag_ms=round(lag * 1000, 1),
+                                concurrency=limiter.total_tokens)
+            elif lag < too_late / 2:
+                calm += now - before
+                if calm >= 5 * PACE_S and limiter.total_tokens < most and now >= hold:
+                    tokens = int(limiter.total_tokens)
+                    limiter.total_tokens = min(most, tokens + max(1, tokens // 4))
+                    calm = 0.0
+                    log.debug("referee_caught_up", lag_ms=round(lag * 1000, 1),
+                             concurrency=limiter.total_tokens)
 
     async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
         async with limiter:
@@ -147,7 +217,9 @@ class TournamentRunner:
             else:
                 absent = next((s for s, taken in enumerate(seats) if taken is None), None)
             try:
-                if absent is None:
+                if len({f.seat for f in failures}) > 1:
+                    report = _forfeit_all(pairing, game, failures)
+                elif absent is None:
                     links = [s.link for s in seats if s is not None]
                     report = await run_match(
                         pairing.match_id, game, links,
@@ -181,25 +253,30 @@ class TournamentRunner:
             seats[seat] = await self._connect_seat(pairing, game, seat)
         except _SeatFailed as failed:
             failures.append(failed)
-            cancel.cancel()
+            # The other seats get a moment to fail the same way (both bots missing, both
+            # crashing at start): then neither wins (`_forfeit_all`); otherwise they stop.
+            cancel.deadline = min(cancel.deadline, trio.current_time() + SETTLE_S)
 
     async def _connect_seat(self, pairing: Pairing, game: Match, seat: int) -> _Seat:
         bot = seat_bots(pairing, game.team_of)[seat]
         process: SeatProcess | None = None
         if bot.launched:
             token = self.hub.new_token()
-            self.hub.admit(token, bot.name)
+            # Bound to the seat's process tree once it runs: a sibling cannot take the seat.
+            self.hub.admit(token, bot.name, launched=True)
             log_path = bot_logs(self.config) / (
                 f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
             )
             try:
                 process = await SeatProcess.start(
-                    self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
+                    self.argv[bot.name], cwd=bot.cwd, server=self.launch_address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
                     tls_ca=self.config.tls_cert,
                 )
             except OSError as exc:
+                self.hub.revoke(token)
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
+            self.hub.bind_owner(token, process.process.pid)
         else:
             token = bot.token
         try:
@@ -215,9 +292,36 @@ class TournamentRunner:
         link = conn.link(pairing.match_id, seat, bot.name, reconnect=not bot.launched)
         return _Seat(link, conn, process)
 
+    async def _await_remote(self, bot: BotSpec, seat: int) -> Connection:
+        """A remote bot's connection. No wait is unbounded or silent: a bot that never
+        showed up forfeits `no_show_ms` after the start, one that left forfeits
+        `reconnect_ms` after its last connection closed (every remaining seat at once)."""
+        while not self.hub.is_connected(bot.token):
+            gone = self.hub.gone_since(bot.token)
+            if gone is None:
+                deadline = self.started_at + self.config.no_show_ms / 1000
+                why = f"{bot.name} did not connect within no_show_ms = {self.config.no_show_ms}"
+                event = "no_show"
+            else:
+                deadline = gone + self.config.policy.reconnect_ms / 1000
+                why = (f"{bot.name} left ({self.hub.last_close(bot.token) or 'disconnected'}) "
+                       f"and did not come back within reconnect_ms = "
+                       f"{self.config.policy.reconnect_ms}")
+                event = "remote_bot_gone"
+            with trio.move_on_at(deadline) as scope:
+                await self.hub.changed()
+            if scope.cancelled_caught and not self.hub.is_connected(bot.token):
+                if (event, bot.name, gone) not in self._warned:
+                    self._warned.add((event, bot.name, gone))
+                    log.warning(event, bot=bot.name, detail=why)
+                raise _SeatFailed(seat, why)
+        return await self.hub.connection_for(bot.token)
+
     async def _await_connection(
         self, bot: BotSpec, token: str, process: SeatProcess | None, seat: int
     ) -> Connection:
+        if not bot.launched:
+            return await self._await_remote(bot, seat)
         found: Connection | None = None
 
         async def wait_for_conn(cancel: trio.CancelScope) -> None:
@@ -230,14 +334,14 @@ class TournamentRunner:
             await process.process.wait()
             cancel.cancel()
 
-        with trio.move_on_after(self.connect_timeout if bot.launched else 3600 * 24):
+        with trio.move_on_after(self.connect_timeout):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(wait_for_conn, nursery.cancel_scope)
                 if process is not None:
                     nursery.start_soon(watch_process, nursery.cancel_scope)
         if found is not None:
             return found
-        closed = self.hub.last_close(token) if bot.launched else None
+        closed = self.hub.last_close(token)
         if closed is not None:
             raise _SeatFailed(
                 seat, f"{bot.name} connected, then lost its connection before the match "
@@ -262,6 +366,22 @@ class TournamentRunner:
                     nursery.start_soon(taken.process.stop)
 
 
+START_MATCHES = 8
+"""Matches played at once at the start of a run (then up to `concurrency`, see `_pace`)."""
+PACE_S = 0.05
+"""How often the runner measures the referee's lag (the overshoot of a sleep this long)."""
+LAG_SMOOTHING = 0.25
+"""Weight of the newest sample in the referee's smoothed lag."""
+LAG_SHARE = 0.2
+"""The referee lags when a sleep wakes later than this share of decision_ms ..."""
+LAG_FLOOR_S = 0.02
+"""... or than this, whichever is more; it then plays fewer matches at once."""
+
+SETTLE_S = 0.5
+"""After one seat of a match fails to take its place, how long the others may still fail
+(to a no-show deadline, a crash at start) before the match is forfeited by the first alone."""
+
+
 class _SeatFailed(ArenaError):
     def __init__(self, seat: int, why: str) -> None:
         super().__init__(why)
@@ -279,9 +399,12 @@ def _resolve(index: int, bot: BotSpec) -> list[str]:
         raise ConfigError(f"bot[{index}].command (bot {bot.name!r}): {exc}") from None
 
 
-def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
+def _forfeit(
+    pairing: Pairing, game: Match, seat: int, why: str, *, quiet: bool = False
+) -> MatchReport:
     """The report of a match that never started because `seat` never took its place."""
-    log.warning("forfeit", seat=seat, detail=why)
+    if not quiet:
+        log.warning("forfeit", seat=seat, detail=why)
     outcome = Outcome(
         Termination.FORFEIT, 1 - game.team_of[seat], seat, why, None,
         (0,) * game.num_seats, (0,) * game.num_teams, (0,) * game.num_teams,
@@ -293,6 +416,16 @@ def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
         seat_names=names, outcome=outcome, decisions=[], record=game.record(),
         started_at=now, finished_at=now,
     )
+
+
+def _forfeit_all(pairing: Pairing, game: Match, failures: list[_SeatFailed]) -> MatchReport:
+    """The report of a match that never started because several seats failed to take their
+    places: a FORFEIT with no winner and no single faulty seat; the detail names each seat."""
+    detail = "; ".join(f"seat {f.seat}: {f.why}" for f in sorted(failures, key=lambda f: f.seat))
+    log.warning("forfeit", seats=sorted({f.seat for f in failures}), detail=detail)
+    report = _forfeit(pairing, game, failures[0].seat, detail, quiet=True)
+    report.outcome = dataclasses.replace(report.outcome, winner_team=None, faulty_seat=None)
+    return report
 
 
 def bot_logs(config: TournamentConfig) -> Path:

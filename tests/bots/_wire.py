@@ -29,6 +29,7 @@ class Wire:
         self._outbox.put(
             pb.BotMessage(hello=pb.Hello(bot_name=name, token=token, protocol_version=1))
         )
+        self.server = server
         self._channel = grpc.insecure_channel(server)
         self._responses = pb_grpc.RefereeStub(self._channel).Play(self._outgoing())
 
