@@ -693,10 +693,12 @@ class GrpcServerThread:
         grace: float,
         window: int,
         backlog: int,
+        local_addresses: Sequence[str] = (),
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1 message, got {window}")
         self.address = address
+        self.local_addresses = tuple(local_addresses)
         self.port = 0
         self._routes = tuple(routes)
         self._configure = configure
@@ -797,6 +799,9 @@ class GrpcServerThread:
                 port = server.add_insecure_port(self.address)
             else:
                 port = server.add_secure_port(self.address, self._credentials)
+            for local in self.local_addresses:  # e.g. unix:/path, for bots on this machine
+                if not server.add_insecure_port(local) and not local.startswith("unix:"):
+                    raise RuntimeError(f"could not listen on {local}")
             await server.start()
             self._accepting = True
             self._crossing.to_trio(self._on_started, port)
@@ -871,6 +876,7 @@ async def serve_grpc(
     grace: float = 1.0,
     window: int = 32,
     backlog: int = 256,
+    local_addresses: Sequence[str] = (),
 ) -> AsyncIterator[GrpcServerThread]:
     """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
 
@@ -879,8 +885,10 @@ async def serve_grpc(
     (health, reflection). ``options`` are gRPC channel arguments (see `server_options`);
     ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
     direction; ``backlog`` bounds streams not yet taken from ``incoming`` (beyond it new RPCs
-    fail with RESOURCE_EXHAUSTED). On exit every open stream is aborted with UNAVAILABLE, the
-    server stops within ``grace`` seconds and the thread is joined, even when cancelled.
+    fail with RESOURCE_EXHAUSTED). ``local_addresses`` (e.g. ``unix:/path``) are served too,
+    always without TLS: they are for processes on this machine. On exit every open stream is
+    aborted with UNAVAILABLE, the server stops within ``grace`` seconds and the thread is
+    joined, even when cancelled.
     """
     server = GrpcServerThread(
         address,
@@ -891,6 +899,7 @@ async def serve_grpc(
         grace=grace,
         window=window,
         backlog=backlog,
+        local_addresses=local_addresses,
     )
     await server._start()
     try:

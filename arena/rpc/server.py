@@ -566,8 +566,10 @@ async def serve_referee(
     *,
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
+    local_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[Any]:
-    """Run the referee's gRPC server (with health and reflection) feeding `hub`.
+    """Run the referee's gRPC server (with health and reflection) feeding `hub`, on
+    `address` and on `local_addresses` (``unix:/path``, never TLS: for launched bots).
 
     A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
     size) and ends its stream; gRPC itself only stops messages over four times that, which
@@ -581,6 +583,7 @@ async def serve_referee(
         ),
         credentials=credentials,
         window=4096,
+        local_addresses=local_addresses,
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
         try:

@@ -9,6 +9,8 @@ bot processes. Nothing outlives the tournament: every process is stopped with it
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,7 +26,8 @@ from arena.replay import write_replay
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
-from arena.tournament.launcher import SeatProcess, resolve_command
+from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
+from arena.tournament.sandbox import Sandbox, choose_mode
 from arena.tournament.schedule import Pairing, round_robin, seat_bots
 from arena.tournament.store import Store
 
@@ -77,6 +80,15 @@ class TournamentRunner:
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
+        # Each launched bot's own files: `[[bot]] dir`, else its program's folder.
+        self.bot_dirs: dict[str, Path] = {
+            bot.name: (bot.dir or program_dir(bot.command[1:] or bot.command, bot.cwd))
+            for bot in config.bots if bot.launched
+        }
+        # Raises SandboxUnavailable (a one-line "how to install") before anything starts.
+        self.sandbox_mode = choose_mode(config.sandbox) if self.argv else "none"
+        self.unsandboxed = bool(self.argv) and self.sandbox_mode == "none"
+        self.sandbox: Sandbox | None = None
 
     def pending(self) -> tuple[list[Pairing], int]:
         """The pairings not yet stored, and how many are."""
@@ -90,8 +102,13 @@ class TournamentRunner:
         todo, skipped = self.pending() if pairings is None else (pairings, 0)
         self.store.begin_tournament(
             cfg.name,
-            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)},
+            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
+             "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed},
         )
+        if self.unsandboxed:
+            log.warning("UNSANDBOXED", tournament=cfg.name, mode=cfg.sandbox.mode,
+                        detail="launched bots run WITHOUT a sandbox: they can read the "
+                        "config, the database and each other's files, and use the network")
         for bot in cfg.bots:
             self.store.add_bot(bot.name, "launched" if bot.launched else "remote",
                                " ".join(bot.command))
@@ -103,7 +120,34 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
+        private = Path(tempfile.mkdtemp(prefix="arena-run-"))  # 0700: the socket, seat temps
+        socket = private / "referee.sock"
+        try:
+            await self._serve(todo, skipped, limiter, credentials, private, socket)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+        if not self.pending()[0]:
+            self.store.finish_tournament(cfg.name)
+        return TournamentRun(len(todo), skipped, self.address)
+
+    async def _serve(
+        self, todo: list[Pairing], skipped: int, limiter: trio.CapacityLimiter,
+        credentials: grpc.ServerCredentials | None, private: Path, socket: Path,
+    ) -> None:
+        cfg = self.config
+        hidden = [cfg.database, cfg.replays, cfg.logs, private,
+                  *([cfg.source] if cfg.source is not None else [])]
+        if cfg.tls_key is not None:
+            hidden.append(cfg.tls_key)
+        self.sandbox = Sandbox(
+            self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
+            writable=cfg.sandbox.writable, temp_root=private,
+        )
+        for folder in (cfg.replays, cfg.logs):  # exist, so a sandbox can leave them out
+            folder.mkdir(parents=True, exist_ok=True)
+        async with serve_referee(
+            self.hub, cfg.listen, credentials=credentials, local_addresses=(f"unix:{socket}",)
+        ) as server:
             host = cfg.listen.rsplit(":", 1)[0]
             if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
                 host = "127.0.0.1"
@@ -117,9 +161,6 @@ class TournamentRunner:
                     nursery.start_soon(self._play_limited, limiter, pairing)
             with trio.move_on_after(5):
                 await self.hub.close_all()  # remote bots see a clean end of stream
-        if not self.pending()[0]:
-            self.store.finish_tournament(cfg.name)
-        return TournamentRun(len(todo), skipped, self.address)
 
     async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
         async with limiter:
@@ -131,33 +172,9 @@ class TournamentRunner:
         """Play one pairing to its end, store it, and write its replay."""
         cfg = self.config
         game = Match(pairing.variant, pairing.options, pairing.seed)
-        seats: list[_Seat | None] = [None] * game.num_seats
-        report: MatchReport | None = None
         with structlog.contextvars.bound_contextvars(match_id=pairing.match_id):
-            failures: list[_SeatFailed] = []
-            async with trio.open_nursery() as nursery:
-                for seat in range(game.num_seats):
-                    nursery.start_soon(
-                        self._take_seat, pairing, game, seat, seats, failures, nursery.cancel_scope
-                    )
-            absent: int | None = None
-            why = ""
-            if failures:
-                absent, why = failures[0].seat, failures[0].why
-            else:
-                absent = next((s for s, taken in enumerate(seats) if taken is None), None)
-            try:
-                if absent is None:
-                    links = [s.link for s in seats if s is not None]
-                    report = await run_match(
-                        pairing.match_id, game, links,
-                        time_control=cfg.time_control, policy=cfg.policy,
-                    )
-                else:
-                    report = _forfeit(pairing, game, absent, why)
-            finally:
-                with trio.CancelScope(shield=True):
-                    await self._release(seats)
+            async with trio.open_nursery() as drains:  # the seats' output, until they exit
+                report = await self._seat_and_play(pairing, game, drains)
             replay = replay_path(cfg, pairing.match_id)
             write_replay(replay, report, time_control=cfg.time_control)
             self.store.save_match(
@@ -165,6 +182,40 @@ class TournamentRunner:
                 team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,
                 accounts=game.team_of,
             )
+        return report
+
+    async def _seat_and_play(
+        self, pairing: Pairing, game: Match, drains: trio.Nursery
+    ) -> MatchReport:
+        """Take every seat (launching bots, their output drained in `drains`), play, and
+        release the seats."""
+        cfg = self.config
+        seats: list[_Seat | None] = [None] * game.num_seats
+        failures: list[_SeatFailed] = []
+        async with trio.open_nursery() as nursery:
+            for seat in range(game.num_seats):
+                nursery.start_soon(
+                    self._take_seat, pairing, game, seat, seats, failures,
+                    nursery.cancel_scope, drains,
+                )
+        absent: int | None = None
+        why = ""
+        if failures:
+            absent, why = failures[0].seat, failures[0].why
+        else:
+            absent = next((s for s, taken in enumerate(seats) if taken is None), None)
+        try:
+            if absent is None:
+                links = [s.link for s in seats if s is not None]
+                report = await run_match(
+                    pairing.match_id, game, links,
+                    time_control=cfg.time_control, policy=cfg.policy,
+                )
+            else:
+                report = _forfeit(pairing, game, absent, why)
+        finally:
+            with trio.CancelScope(shield=True):
+                await self._release(seats)
         return report
 
     async def _take_seat(
@@ -175,15 +226,18 @@ class TournamentRunner:
         seats: list[_Seat | None],
         failures: list[_SeatFailed],
         cancel: trio.CancelScope,
+        drains: trio.Nursery,
     ) -> None:
         """Launch or await the bot of `seat`; on failure record why and stop the others."""
         try:
-            seats[seat] = await self._connect_seat(pairing, game, seat)
+            seats[seat] = await self._connect_seat(pairing, game, seat, drains)
         except _SeatFailed as failed:
             failures.append(failed)
             cancel.cancel()
 
-    async def _connect_seat(self, pairing: Pairing, game: Match, seat: int) -> _Seat:
+    async def _connect_seat(
+        self, pairing: Pairing, game: Match, seat: int, drains: trio.Nursery
+    ) -> _Seat:
         bot = seat_bots(pairing, game.team_of)[seat]
         process: SeatProcess | None = None
         if bot.launched:
@@ -196,7 +250,9 @@ class TournamentRunner:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
-                    tls_ca=self.config.tls_cert,
+                    tls_ca=self.config.tls_cert, nursery=drains, sandbox=self.sandbox,
+                    bot_dir=self.bot_dirs[bot.name], env=dict(bot.env),
+                    others=[d for n, d in self.bot_dirs.items() if n != bot.name],
                 )
             except OSError as exc:
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
@@ -244,6 +300,8 @@ class TournamentRunner:
                 f"began: {closed}"
             )
         if process is not None and process.exited:
+            with trio.move_on_after(2):
+                await process.drained.wait()
             tail = process.tail()
             raise _SeatFailed(
                 seat,

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena.sdk import token_from_env
 from arena.v1 import arena_pb2 as pb
 
 
@@ -87,11 +88,12 @@ def play(
 
 
 def hello(token: str | None = None) -> bytes:
-    """A serialized hello with ARENA_TOKEN (or `token`) and ARENA_BOT_NAME."""
+    """A serialized hello with its token (ARENA_TOKEN_FD or ARENA_TOKEN, or `token`) and
+    ARENA_BOT_NAME."""
     return pb.BotMessage(
         hello=pb.Hello(
             bot_name=os.environ.get("ARENA_BOT_NAME", "hostile"),
-            token=os.environ["ARENA_TOKEN"] if token is None else token,
+            token=token_from_env() if token is None else token,
             protocol_version=1,
         )
     ).SerializeToString()
