@@ -45,6 +45,17 @@ if not out.is_terminal:
 err = Console(stderr=True, soft_wrap=True)
 
 
+def _warn_unsandboxed(runner: TournamentRunner) -> None:
+    """Say LOUDLY that launched bots run without a sandbox (the config allowed it)."""
+    if runner.unsandboxed:
+        err.print(
+            "[bold red]WARNING: launched bots run WITHOUT a sandbox[/] ([sandbox] mode = "
+            f"{runner.config.sandbox.mode!r}): they can read the config, the database and "
+            "each other's files, see every process, and use the network. Recorded in the "
+            "tournament's row."
+        )
+
+
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}")
     sys.exit(2)
@@ -97,6 +108,7 @@ def _print_tables(rows: list[MatchRow], label: str, variants: tuple[str, ...]) -
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
+    _warn_unsandboxed(runner)
     todo, done = runner.pending()
     if done:
         err.print(f"resuming {config.name}: {done} matches already stored, {len(todo)} to play")
@@ -284,6 +296,7 @@ def match(
         config = parse_config(raw, base=cwd)
         arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
         runner = TournamentRunner(config)
+        _warn_unsandboxed(runner)
         pairing = runner.pending()[0][0]
         pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
         if any(not b.launched for b in bots):
@@ -351,6 +364,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     """Play the check's matches, print the report; True if every check passed."""
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
+    _warn_unsandboxed(runner)
     todo = runner.pending()[0]
     out.print(
         f"checking {command!r} against the sample random bot: "
