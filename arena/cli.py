@@ -254,9 +254,12 @@ def _option_value(text: str) -> Any:
 @click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
               show_default=True)
 @click.option("--listen", default="127.0.0.1:0", show_default=True)
+@click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+              help="A variable of this environment the launched bots also get (repeatable; "
+              "[sandbox] pass_env).")
 def match(
     variant: str, bot_a: str, bot_b: str, seed: int, options: tuple[str, ...],
-    decision_ms: int, database: Path, listen: str,
+    decision_ms: int, database: Path, listen: str, pass_env: tuple[str, ...],
 ) -> None:
     """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
 
@@ -287,6 +290,7 @@ def match(
             },
             "options": {variant: opts} if opts else {},
             "time_control": {"decision_ms": decision_ms},
+            "sandbox": {"pass_env": list(pass_env)},
             "bot": [
                 {"name": b.name, **({"command": list(b.command)} if b.launched
                                      else {"token": b.token})}
