@@ -39,6 +39,22 @@ class CgroupRoots:
     memory: Path  # the referee's own cgroup in the memory hierarchy (v2: the unified one)
     pids: Path | None  # v1 only: the referee's cgroup in the pids hierarchy, when writable
 
+    def sweep(self) -> None:
+        """Remove the seat cgroups a referee killed with SIGKILL left behind (named after
+        their dead referee's pid); their processes died with that referee's sandboxes, and
+        any that did not are killed now."""
+        for parent in (self.memory, self.pids):
+            if parent is None:
+                continue
+            for folder in parent.glob("arena-seat-*-*"):
+                owner = folder.name.split("-")[2]
+                if owner.isdigit() and not _alive(int(owner)):
+                    stale = SeatCgroup(self.version, (folder,))
+                    for pid in stale.pids():
+                        with contextlib.suppress(OSError):
+                            os.kill(pid, signal.SIGKILL)
+                    stale.remove()
+
     def seat(self, memory_mb: int, pids_max: int) -> SeatCgroup:
         """A new cgroup for one seat with these limits (0 = none)."""
         name = f"arena-seat-{os.getpid()}-{next(_counter)}"
@@ -119,6 +135,16 @@ class SeatCgroup:
         for folder in self.dirs:
             with contextlib.suppress(OSError):
                 folder.rmdir()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _own_paths() -> dict[str, str]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
-from arena.tournament.sandbox import Sandbox, choose_mode
+from arena.tournament.sandbox import Sandbox, choose_mode, private_run_dir
 from arena.tournament.schedule import Pairing, round_robin, seat_bots
 from arena.tournament.store import Store
 
@@ -120,7 +119,7 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        private = Path(tempfile.mkdtemp(prefix="arena-run-"))  # 0700: the socket, seat temps
+        private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
         socket = private / "referee.sock"
         try:
             await self._serve(todo, skipped, limiter, credentials, private, socket)

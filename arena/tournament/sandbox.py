@@ -206,6 +206,22 @@ def _bind_tree(source: Path, hidden: Sequence[Path], flag: str) -> list[tuple[Pa
     return binds
 
 
+def private_run_dir() -> Path:
+    """A new private (0700) folder for one run's referee socket and seat temp dirs, named
+    after this process; those of runs whose process is gone (SIGKILL) are removed first."""
+    parent = Path(tempfile.gettempdir())
+    for stale in parent.glob("arena-run-*-*"):
+        owner = stale.name.split("-")[2]
+        if owner.isdigit() and owner != str(os.getpid()):
+            try:
+                os.kill(int(owner), 0)
+            except ProcessLookupError:
+                shutil.rmtree(stale, ignore_errors=True)
+            except PermissionError:
+                pass
+    return Path(tempfile.mkdtemp(prefix=f"arena-run-{os.getpid()}-", dir=parent))
+
+
 def python_paths() -> list[Path]:
     """What `python` (this interpreter) needs to run an SDK bot, symlinks resolved."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -240,6 +256,8 @@ class Sandbox:
         self.temp_root = temp_root
         self.userns = probe_bubblewrap()[1] if mode == "bubblewrap" else False
         self.cgroups: CgroupRoots | None = find_cgroups()
+        if self.cgroups is not None:
+            self.cgroups.sweep()
         self.prlimit = shutil.which("prlimit")
         if self.cgroups is None:
             log.warning("no_writable_cgroup", fallback="RLIMIT_AS",
