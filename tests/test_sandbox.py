@@ -278,3 +278,32 @@ def test_only_chosen_variables_reach_the_sandbox(tmp_path: Path) -> None:
     assert "BOT_OWN" in names
     allowed = {"PATH", "HOME", "TMPDIR", "TZ", "LANG", "LANGUAGE", "PWD", "BOT_OWN"}
     assert all(n in allowed or n.startswith(("ARENA_", "LC_")) for n in names), names
+
+
+def test_cgroup_v2_limits_are_written_where_memory_is_delegated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a pure cgroup v2 host (a fake /sys/fs/cgroup tree here), a seat's cgroup gets
+    memory.max in bytes, memory.swap.max 0 and pids.max, and the controllers are enabled for
+    the children; without a delegated memory controller there is no cgroup (the fallback)."""
+    from arena.tournament import cgroups
+
+    own = tmp_path / "referee.scope"
+    own.mkdir()
+    (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+    (own / "cgroup.controllers").write_text("cpu memory pids\n")
+    (own / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(cgroups, "_own_paths", lambda: {"": "/referee.scope"})
+    roots = cgroups.find_cgroups(tmp_path)
+    assert roots is not None
+    assert roots.version == 2
+    assert (own / "cgroup.subtree_control").read_text() == "+memory +pids"
+    seat = roots.seat(memory_mb=2048, pids_max=512)
+    assert (seat.dirs[0] / "memory.max").read_text() == str(2048 * MIB)
+    assert (seat.dirs[0] / "memory.swap.max").read_text() == "0"
+    assert (seat.dirs[0] / "pids.max").read_text() == "512"
+    assert seat.join_prefix()[:2] == ["/bin/sh", "-c"]
+    assert str(seat.dirs[0] / "cgroup.procs") in seat.join_prefix()[2]
+
+    (own / "cgroup.controllers").write_text("cpu pids\n")
+    assert cgroups.find_cgroups(tmp_path) is None

@@ -4,7 +4,9 @@ every process of the seat, however it detached itself (setsid, double fork).
 Where the kernel lets us, a seat gets a child of the referee's own cgroup:
 
 - cgroup v2 (a pure v2 host: ``/sys/fs/cgroup/cgroup.controllers``): ``memory.max``,
-  ``memory.swap.max`` = 0, ``pids.max``; stopped with ``cgroup.kill``;
+  ``memory.swap.max`` = 0, ``pids.max``; stopped with ``cgroup.kill``. The memory controller
+  must be delegated to the referee's cgroup (root, or e.g. ``systemd-run --scope -p
+  Delegate=yes``); the referee moves itself into a leaf ``arena-referee`` when it must;
 - cgroup v1 (the ``memory`` and ``pids`` hierarchies): ``memory.limit_in_bytes`` (and
   ``memory.memsw.limit_in_bytes`` when swap accounting is on), ``pids.max``; stopped by
   SIGKILLing every pid in ``cgroup.procs`` until it is empty.
@@ -94,7 +96,7 @@ class SeatCgroup:
                     memsw.write_text(size)
         if pids_max:
             for folder in self.dirs:
-                if (folder / "pids.max").exists():
+                if self.version == 2 or (folder / "pids.max").exists():
                     (folder / "pids.max").write_text(str(pids_max))
 
     def join_prefix(self) -> list[str]:
@@ -174,11 +176,23 @@ def find_cgroups(root: Path = _ROOT) -> CgroupRoots | None:
     own = _own_paths()
     if (root / "cgroup.controllers").exists():  # pure cgroup v2
         folder = root / own.get("", "/").lstrip("/")
+        control = folder / "cgroup.subtree_control"
         try:
-            if "memory" not in (folder / "cgroup.subtree_control").read_text().split():
-                (folder / "cgroup.subtree_control").write_text("+memory +pids")
+            if "memory" not in (folder / "cgroup.controllers").read_text().split():
+                return None  # memory is not delegated to us
+            if "memory" not in control.read_text().split():
+                try:
+                    control.write_text("+memory +pids")
+                except OSError:
+                    # "No internal processes": move ourselves into a leaf, then enable the
+                    # controllers for the children (works when we were alone in our cgroup,
+                    # e.g. a systemd scope with Delegate=yes).
+                    leaf = folder / "arena-referee"
+                    leaf.mkdir(exist_ok=True)
+                    (leaf / "cgroup.procs").write_text(str(os.getpid()))
+                    control.write_text("+memory +pids")
         except OSError:
-            return None  # e.g. our cgroup holds processes and is not the root: no delegation
+            return None  # not delegated, or other processes share our cgroup
         return CgroupRoots(2, folder, None) if _writable(folder) else None
     if "memory" in own and (root / "memory").is_dir():
         memory = root / "memory" / own["memory"].lstrip("/")
