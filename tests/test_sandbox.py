@@ -80,8 +80,11 @@ def test_hostile_bot_finds_nothing_takes_nothing_leaves_nothing(tmp_path: Path) 
     name = "escape"
     config_path = tmp_path / f"{name}.toml"
     database = tmp_path / "arena.db"
+    # The hostile bot's own folder holds the config, the database, logs and replays (as
+    # sample_bots/ holds tournament.toml): the sandbox must leave them out of its view.
+    shutil.copy(TEST_BOTS / "hostile_escape.py", tmp_path / "hostile_escape.py")
     bots = {
-        "hostile": python_bot(TEST_BOTS / "hostile_escape.py", str(config_path),
+        "hostile": python_bot(tmp_path / "hostile_escape.py", str(config_path),
                               str(database), marker),
         "random": python_bot(SAMPLE_BOTS / "random_bot.py"),
         "js-random": ["node", str(JS_BOT)],
