@@ -41,7 +41,13 @@ from test_e2e_support import (
 from arena.errors import ConfigError
 from arena.tournament.cgroups import find_cgroups
 from arena.tournament.config import parse_config
-from arena.tournament.launcher import TAIL_BYTES, BotLimits, SeatProcess, resolve_command
+from arena.tournament.launcher import (
+    TAIL_BYTES,
+    BotLimits,
+    SeatProcess,
+    program_dir,
+    resolve_command,
+)
 from arena.tournament.sandbox import Sandbox
 
 MIB = 1024 * 1024
@@ -310,3 +316,17 @@ def test_cgroup_v2_limits_are_written_where_memory_is_delegated(
 
     (own / "cgroup.controllers").write_text("cpu pids\n")
     assert cgroups.find_cgroups(tmp_path) is None
+
+
+def test_a_bots_own_folder_is_that_of_its_program(tmp_path: Path) -> None:
+    """By default a bot's own folder is that of the first argument naming a file outside
+    the system and the interpreter (`python bots/x.py`, `./bot`, `java -jar b/bot.jar`),
+    else the config's folder."""
+    (tmp_path / "bots").mkdir()
+    (tmp_path / "bots" / "x.py").write_text("")
+    (tmp_path / "bot").write_text("")
+    assert program_dir(["python", "bots/x.py"], tmp_path) == (tmp_path / "bots").resolve()
+    assert program_dir([sys.executable, "bots/x.py"], tmp_path) == (tmp_path / "bots").resolve()
+    assert program_dir(["/usr/bin/env", "-S", "./bot"], tmp_path) == tmp_path.resolve()
+    assert program_dir(["java", "-jar", "bots/x.py"], tmp_path) == (tmp_path / "bots").resolve()
+    assert program_dir(["node", "missing.js"], tmp_path) == tmp_path.resolve()

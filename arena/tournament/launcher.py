@@ -53,11 +53,16 @@ def resolve_command(command: tuple[str, ...], cwd: Path) -> list[str]:
 
 def program_dir(command: Iterable[str], cwd: Path) -> Path:
     """A bot's own directory by default: that of the first argument naming an existing file
-    (relative to `cwd`), else `cwd`."""
+    (relative to `cwd`) outside the system (not an interpreter such as /usr/bin/node or
+    this Python), else `cwd`."""
+    system = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+              *(Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/opt", "/etc")))
     for arg in command:
-        candidate = cwd / arg
-        if not arg.startswith("-") and candidate.is_file():
-            return candidate.resolve().parent
+        candidate = (cwd / arg).resolve()
+        if arg.startswith("-") or not candidate.is_file():
+            continue
+        if not any(candidate.is_relative_to(root) for root in system):
+            return candidate.parent
     return cwd.resolve()
 
 

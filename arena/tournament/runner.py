@@ -81,7 +81,7 @@ class TournamentRunner:
         }
         # Each launched bot's own files: `[[bot]] dir`, else its program's folder.
         self.bot_dirs: dict[str, Path] = {
-            bot.name: (bot.dir or program_dir(bot.command[1:] or bot.command, bot.cwd))
+            bot.name: (bot.dir or program_dir(bot.command, bot.cwd))
             for bot in config.bots if bot.launched
         }
         # Raises SandboxUnavailable (a one-line "how to install") before anything starts.
