@@ -90,15 +90,15 @@ def test_hostile_bot_finds_nothing_takes_nothing_leaves_nothing(tmp_path: Path) 
     # sample_bots/ holds tournament.toml): the sandbox must leave them out of its view.
     shutil.copy(TEST_BOTS / "hostile_escape.py", tmp_path / "hostile_escape.py")
     bots = {
-        "hostile": python_bot(tmp_path / "hostile_escape.py", str(config_path),
-                              str(database), marker),
+        "hostile": ["python", "hostile_escape.py", str(config_path), str(database), marker],
         "random": python_bot(SAMPLE_BOTS / "random_bot.py"),
         "js-random": ["node", str(JS_BOT)],
     }
     write_config(tmp_path, name=name, bots=bots, variants=["argentine-1v1"], games=1,
                  concurrency=2)
     assert config_path.exists()
-    run = arena("tournament", config_path, "--no-progress", cwd=tmp_path,
+    # Given by a relative path (as `make run` does): the bots' folder is relative too.
+    run = arena("tournament", config_path.name, "--no-progress", cwd=tmp_path,
                 env={"ARENA_BOT_SEED": "5"})
     assert run.returncode == 0, explain(run)
 

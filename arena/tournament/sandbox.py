@@ -278,6 +278,7 @@ class Sandbox:
     ) -> SeatJail:
         """The jail of one seat: `argv` (already resolved) run in `cwd` with the ARENA_*
         variables and the bot's own `env`; `others` are the other bots' directories."""
+        cwd = cwd.resolve()  # a config given by a relative path has a relative folder
         temp = Path(tempfile.mkdtemp(prefix="seat-", dir=self.temp_root))
         temp.chmod(0o700)  # bubblewrap maps the sandbox uid to ours: the bot owns it
         cgroup: SeatCgroup | None = None
