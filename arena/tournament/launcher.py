@@ -177,13 +177,21 @@ class SeatProcess:
     async def _drain(self, sink: _CappedLog) -> None:
         stream = self.process.stdout
         assert stream is not None
+        writing = True
         try:
             while chunk := await stream.receive_some(65536):
-                sink.write(chunk)
+                if writing:
+                    try:
+                        sink.write(chunk)
+                    except OSError as exc:  # a full disk: keep draining, stop writing
+                        log.warning("seat_log_write_failed", path=str(self.log_path),
+                                    error=str(exc))
+                        writing = False
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
         finally:
-            sink.close()
+            with contextlib.suppress(OSError):
+                sink.close()
             self.drained.set()
 
     @property

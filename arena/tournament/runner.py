@@ -88,6 +88,13 @@ class TournamentRunner:
         self.sandbox_mode = choose_mode(config.sandbox) if self.argv else "none"
         self.unsandboxed = bool(self.argv) and self.sandbox_mode == "none"
         self.sandbox: Sandbox | None = None
+        self._drain_nursery: trio.Nursery | None = None
+
+    def _drains(self) -> trio.Nursery:
+        """Where a launched seat's output is drained (only while `run` serves)."""
+        if self._drain_nursery is None or self.sandbox is None:
+            raise RuntimeError("launched seats are played from TournamentRunner.run")
+        return self._drain_nursery
 
     def pending(self) -> tuple[list[Pairing], int]:
         """The pairings not yet stored, and how many are."""
@@ -156,8 +163,10 @@ class TournamentRunner:
             if self.on_listening:
                 self.on_listening(self.address)
             async with trio.open_nursery() as nursery:
+                self._drain_nursery = nursery  # seats' output drains end when they exit
                 for pairing in todo:
                     nursery.start_soon(self._play_limited, limiter, pairing)
+            self._drain_nursery = None
             with trio.move_on_after(5):
                 await self.hub.close_all()  # remote bots see a clean end of stream
 
@@ -171,9 +180,33 @@ class TournamentRunner:
         """Play one pairing to its end, store it, and write its replay."""
         cfg = self.config
         game = Match(pairing.variant, pairing.options, pairing.seed)
+        seats: list[_Seat | None] = [None] * game.num_seats
+        report: MatchReport | None = None
         with structlog.contextvars.bound_contextvars(match_id=pairing.match_id):
-            async with trio.open_nursery() as drains:  # the seats' output, until they exit
-                report = await self._seat_and_play(pairing, game, drains)
+            failures: list[_SeatFailed] = []
+            async with trio.open_nursery() as nursery:
+                for seat in range(game.num_seats):
+                    nursery.start_soon(
+                        self._take_seat, pairing, game, seat, seats, failures, nursery.cancel_scope
+                    )
+            absent: int | None = None
+            why = ""
+            if failures:
+                absent, why = failures[0].seat, failures[0].why
+            else:
+                absent = next((s for s, taken in enumerate(seats) if taken is None), None)
+            try:
+                if absent is None:
+                    links = [s.link for s in seats if s is not None]
+                    report = await run_match(
+                        pairing.match_id, game, links,
+                        time_control=cfg.time_control, policy=cfg.policy,
+                    )
+                else:
+                    report = _forfeit(pairing, game, absent, why)
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._release(seats)
             replay = replay_path(cfg, pairing.match_id)
             write_replay(replay, report, time_control=cfg.time_control)
             self.store.save_match(
@@ -181,40 +214,6 @@ class TournamentRunner:
                 team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,
                 accounts=game.team_of,
             )
-        return report
-
-    async def _seat_and_play(
-        self, pairing: Pairing, game: Match, drains: trio.Nursery
-    ) -> MatchReport:
-        """Take every seat (launching bots, their output drained in `drains`), play, and
-        release the seats."""
-        cfg = self.config
-        seats: list[_Seat | None] = [None] * game.num_seats
-        failures: list[_SeatFailed] = []
-        async with trio.open_nursery() as nursery:
-            for seat in range(game.num_seats):
-                nursery.start_soon(
-                    self._take_seat, pairing, game, seat, seats, failures,
-                    nursery.cancel_scope, drains,
-                )
-        absent: int | None = None
-        why = ""
-        if failures:
-            absent, why = failures[0].seat, failures[0].why
-        else:
-            absent = next((s for s, taken in enumerate(seats) if taken is None), None)
-        try:
-            if absent is None:
-                links = [s.link for s in seats if s is not None]
-                report = await run_match(
-                    pairing.match_id, game, links,
-                    time_control=cfg.time_control, policy=cfg.policy,
-                )
-            else:
-                report = _forfeit(pairing, game, absent, why)
-        finally:
-            with trio.CancelScope(shield=True):
-                await self._release(seats)
         return report
 
     async def _take_seat(
@@ -225,18 +224,15 @@ class TournamentRunner:
         seats: list[_Seat | None],
         failures: list[_SeatFailed],
         cancel: trio.CancelScope,
-        drains: trio.Nursery,
     ) -> None:
         """Launch or await the bot of `seat`; on failure record why and stop the others."""
         try:
-            seats[seat] = await self._connect_seat(pairing, game, seat, drains)
+            seats[seat] = await self._connect_seat(pairing, game, seat)
         except _SeatFailed as failed:
             failures.append(failed)
             cancel.cancel()
 
-    async def _connect_seat(
-        self, pairing: Pairing, game: Match, seat: int, drains: trio.Nursery
-    ) -> _Seat:
+    async def _connect_seat(self, pairing: Pairing, game: Match, seat: int) -> _Seat:
         bot = seat_bots(pairing, game.team_of)[seat]
         process: SeatProcess | None = None
         if bot.launched:
@@ -249,7 +245,7 @@ class TournamentRunner:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
-                    tls_ca=self.config.tls_cert, nursery=drains, sandbox=self.sandbox,
+                    tls_ca=self.config.tls_cert, nursery=self._drains(), sandbox=self.sandbox,
                     bot_dir=self.bot_dirs[bot.name], env=dict(bot.env),
                     others=[d for n, d in self.bot_dirs.items() if n != bot.name],
                 )
