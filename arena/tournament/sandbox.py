@@ -259,6 +259,9 @@ class Sandbox:
         if self.cgroups is not None:
             self.cgroups.sweep()
         self.prlimit = shutil.which("prlimit")
+        if self.prlimit is None:
+            log.warning("no_prlimit", detail="util-linux prlimit is missing: launched bots "
+                        "run without CPU-time and open-file limits")
         if self.cgroups is None:
             log.warning("no_writable_cgroup", fallback="RLIMIT_AS",
                         factor=AS_FALLBACK_FACTOR,
