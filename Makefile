@@ -9,7 +9,7 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits run test lint proto bench clean proto-tools
+.PHONY: install kits sandbox run test lint proto bench clean proto-tools
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 $(JS_BOT)/node_modules/.installed: $(JS_BOT)/package.json
 	if [ -f $(JS_BOT)/package.json ]; then cd $(JS_BOT) && npm install --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
-install: $(STAMP) proto-tools
+install: $(STAMP) sandbox proto-tools
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
 kits: $(C_BOT) $(RUST_BOT) $(JAVA_BOT)
@@ -43,8 +43,25 @@ proto-tools:
 	@if command -v protoc >/dev/null && command -v g++ >/dev/null && command -v javac >/dev/null \
 		&& [ -d /usr/include/google/protobuf ] && [ -f /usr/share/java/protobuf.jar ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(PROTO_TOOLS); \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(PROTO_TOOLS) \
+		|| (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends $(PROTO_TOOLS)); \
 	else echo "note: install $(PROTO_TOOLS) for tests/test_proto_compile.py"; fi
+
+# bubblewrap sandboxes every launched bot (README "Running a contest safely"): installed with
+# apt-get when missing and we are root (CI), otherwise a clear message; quick once present.
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing bubblewrap (sandbox for launched bots)"; \
+	    (apt-get install -y -qq bubblewrap >/dev/null 2>&1 || \
+	     (apt-get update -qq && apt-get install -y -qq bubblewrap >/dev/null)) || \
+	    { echo "error: could not install bubblewrap with apt-get" >&2; exit 1; }; \
+	  else \
+	    echo "bubblewrap (bwrap) is missing: the referee runs launched bots in its sandbox." >&2; \
+	    echo "  install it as root: apt-get install bubblewrap (Fedora: dnf install bubblewrap)," >&2; \
+	    echo "  or set [sandbox] allow_unsandboxed = true in your config (not for a contest)." >&2; \
+	  fi; }
 
 run: install
 	$(BIN)/arena tournament --fresh sample_bots/tournament.toml

@@ -48,6 +48,17 @@ if not out.is_terminal:
 err = Console(stderr=True, soft_wrap=True)
 
 
+def _warn_unsandboxed(runner: TournamentRunner) -> None:
+    """Say LOUDLY that launched bots run without a sandbox (the config allowed it)."""
+    if runner.unsandboxed:
+        err.print(
+            "[bold red]WARNING: launched bots run WITHOUT a sandbox[/] ([sandbox] mode = "
+            f"{runner.config.sandbox.mode!r}): they can read the config, the database and "
+            "each other's files, see every process, and use the network. Recorded in the "
+            "tournament's row."
+        )
+
+
 def _fail(message: str) -> None:
     err.print(f"[bold red]error:[/] {message}")
     sys.exit(2)
@@ -144,6 +155,7 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
+    _warn_unsandboxed(runner)
     todo, done = runner.pending()
     if done:
         err.print(f"resuming {config.name}: {done} matches already stored, {len(todo)} to play")
@@ -308,9 +320,12 @@ def _option_value(text: str) -> Any:
 @click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
               show_default=True)
 @click.option("--listen", default="127.0.0.1:0", show_default=True)
+@click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+              help="A variable of this environment the launched bots also get (repeatable; "
+              "[sandbox] pass_env).")
 def match(
     variant: str, bot_a: str, bot_b: str, seed: int, options: tuple[str, ...],
-    decision_ms: int, database: Path, listen: str,
+    decision_ms: int, database: Path, listen: str, pass_env: tuple[str, ...],
 ) -> None:
     """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
 
@@ -341,6 +356,7 @@ def match(
             },
             "options": {variant: opts} if opts else {},
             "time_control": {"decision_ms": decision_ms},
+            "sandbox": {"pass_env": list(pass_env)},
             "bot": [
                 {"name": b.name, **({"command": list(b.command), "protocol": b.protocol}
                                      if b.launched else {"token": b.token})}
@@ -350,6 +366,7 @@ def match(
         config = parse_config(raw, base=cwd)
         arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
         runner = TournamentRunner(config)
+        _warn_unsandboxed(runner)
         pairing = runner.pending()[0][0]
         pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
         if any(not b.launched for b in bots):
@@ -438,6 +455,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     """Play the check's matches, print the report; True if every check passed."""
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
+    _warn_unsandboxed(runner)
     todo = runner.pending()[0]
     out.print(
         f"checking {command!r} against the sample random bot: "

@@ -106,6 +106,8 @@ def _play(folder: Path, seed: int) -> list[dict[str, Any]]:
         *SHORT,
         "--database",
         folder / "match.db",
+        "--pass-env",
+        "ARENA_BOT_SEED",
         cwd=folder,
         env={"ARENA_BOT_SEED": "1"},
     )

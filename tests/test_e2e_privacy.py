@@ -260,6 +260,7 @@ def spied(tmp_path_factory: pytest.TempPathFactory) -> Spied:
         games=4,
         concurrency=4,
         seed=TOURNAMENT_SEED,
+        writable=["spy"],
     )
     run = arena("tournament", config, "--no-progress", cwd=folder, env={"SPY_DUMP_DIR": str(dumps)})
     assert run.returncode == 0, explain(run)

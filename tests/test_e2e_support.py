@@ -28,6 +28,11 @@ HEURISTIC_BOT = SAMPLE_BOTS / "heuristic_bot.py"
 ALL_VARIANTS = ("argentine-1v1", "argentine-2v2", "mineiro-1v1", "mineiro-2v2")
 # Short matches: one Argentine chico to 15 (Mineiro games are always to 12).
 SHORT = {"target": 15, "chicos": 1}
+# The referee's variables the tests' bots read (the sandbox clears the environment).
+PASS_ENV = (
+    "ARENA_BOT_SEED", "ARENA_E2E_MARK", "HOSTILE_DUMP_DIR", "SPY_DUMP_DIR",
+    "PYTHONDONTWRITEBYTECODE",
+)
 CLI_TIMEOUT = 240  # seconds: a hung run fails the test instead of hanging the suite
 
 
@@ -66,8 +71,11 @@ def write_config(
     max_strikes: int = 3,
     seed: int = 2026,
     extra: str = "",
+    writable: Sequence[str] = (),
 ) -> Path:
-    """Write `folder/<name>.toml`; database, replays and logs go in `folder` too."""
+    """Write `folder/<name>.toml`; database, replays and logs go in `folder` too. Launched
+    bots get the tests' variables (`PASS_ENV`) through the sandbox; `writable` names folders
+    (relative to `folder`) they may write into (a dump folder)."""
     if options is None:
         options = {v: SHORT for v in variants if v.startswith("argentine")}
     lines = [
@@ -86,6 +94,10 @@ def write_config(
         "",
         "[faults]",
         f"max_strikes = {max_strikes}",
+        "",
+        "[sandbox]",
+        f"pass_env = {_toml(list(PASS_ENV))}",
+        f"writable = {_toml(list(writable))}",
         "",
     ]
     for variant, opts in options.items():

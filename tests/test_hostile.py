@@ -156,6 +156,7 @@ def _tournament(folder: Path, name: str, bots: dict[str, list[str]]) -> Played:
         decision_ms=DECISION_MS,
         max_strikes=MAX_STRIKES,
         seed=SEED,
+        writable=["told"],
     )
     text = config.read_text(encoding="utf-8")
     text = text.replace("[faults]\n", f"[faults]\nhello_ms = {HELLO_MS}\n")

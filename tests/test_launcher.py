@@ -1,4 +1,5 @@
-"""Launched bot processes: resource limits, captured output, and no orphans."""
+"""Launched bot processes (mode "none", no sandbox): resource limits, captured output, the
+token through a file descriptor, and no orphans."""
 
 from __future__ import annotations
 
@@ -12,47 +13,61 @@ import trio
 
 from arena.errors import ConfigError
 from arena.tournament.launcher import BotLimits, SeatProcess, resolve_command
+from arena.tournament.sandbox import Sandbox
 
 
 def test_memory_limit_stops_a_hog(tmp_path: Path) -> None:
-    """A bot allocating beyond memory_mb fails inside its own process; its output is kept."""
+    """A bot allocating (and touching) beyond memory_mb dies or fails inside its own seat
+    (cgroup: killed by the kernel; fallback: MemoryError at the address-space cap)."""
     script = tmp_path / "hog.py"
-    script.write_text("x = bytearray(600 * 1024 * 1024)\nprint('allocated')\n")
+    script.write_text(
+        "print('start', flush=True)\n"
+        "x = bytearray(1300 * 1024 * 1024)\nprint('allocated', flush=True)\n"
+    )
 
     async def main() -> tuple[int | None, str]:
-        p = await SeatProcess.start(
-            [sys.executable, str(script)], cwd=tmp_path, server="x", token="t", bot_name="b",
-            log_path=tmp_path / "hog.log", limits=BotLimits(memory_mb=300),
-        )
-        await p.process.wait()
+        async with trio.open_nursery() as nursery:
+            p = await SeatProcess.start(
+                [sys.executable, str(script)], cwd=tmp_path, server="x", token="t",
+                bot_name="b", log_path=tmp_path / "hog.log", limits=BotLimits(memory_mb=300),
+                nursery=nursery,
+            )
+            await p.process.wait()
+            await p.stop()
         return p.process.returncode, p.tail()
 
     code, tail = trio.run(main)
     assert code != 0
-    assert "MemoryError" in tail
+    assert "start" in tail
     assert "allocated" not in tail
 
 
 def test_environment_and_output_capture(tmp_path: Path) -> None:
-    """The bot gets ARENA_SERVER, ARENA_TOKEN and ARENA_BOT_NAME; stdout and stderr go to
-    its log file."""
+    """The bot gets ARENA_SERVER and ARENA_BOT_NAME, and its token only through the pipe at
+    ARENA_TOKEN_FD — nowhere in its environment; stdout and stderr go to its log file."""
     script = tmp_path / "env.py"
     script.write_text(
         "import os, sys\n"
-        "print(os.environ['ARENA_SERVER'], os.environ['ARENA_TOKEN'])\n"
+        "from arena.sdk import token_from_env\n"
+        "environ = open('/proc/self/environ', 'rb').read()\n"
+        "print('in-environ' if b'sekrit-tok' in environ else 'not-in-environ')\n"
+        "print(os.environ['ARENA_SERVER'], token_from_env(), 'ARENA_TOKEN' in os.environ)\n"
         "print(os.environ['ARENA_BOT_NAME'], file=sys.stderr)\n"
     )
 
     async def main() -> str:
-        p = await SeatProcess.start(
-            [sys.executable, str(script)], cwd=tmp_path, server="127.0.0.1:9", token="tok",
-            bot_name="envbot", log_path=tmp_path / "env.log",
-        )
-        await p.stop()
+        async with trio.open_nursery() as nursery:
+            p = await SeatProcess.start(
+                [sys.executable, str(script)], cwd=tmp_path, server="127.0.0.1:9",
+                token="sekrit-tok", bot_name="envbot", log_path=tmp_path / "env.log",
+                nursery=nursery,
+            )
+            await p.stop()
         return p.tail()
 
     tail = trio.run(main)
-    assert "127.0.0.1:9 tok" in tail
+    assert "not-in-environ" in tail
+    assert "127.0.0.1:9 sekrit-tok False" in tail
     assert "envbot" in tail
 
 
@@ -70,15 +85,16 @@ def test_stop_kills_the_whole_process_group(tmp_path: Path) -> None:
     )
 
     async def main() -> int:
-        p = await SeatProcess.start(
-            [sys.executable, str(script)], cwd=tmp_path, server="x", token="t", bot_name="b",
-            log_path=tmp_path / "s.log",
-        )
-        with trio.fail_after(10):
-            while not pid_file.exists() or not pid_file.read_text():
-                await trio.sleep(0.05)
-        child = int(pid_file.read_text())
-        await p.stop(grace=0.2)
+        async with trio.open_nursery() as nursery:
+            p = await SeatProcess.start(
+                [sys.executable, str(script)], cwd=tmp_path, server="x", token="t",
+                bot_name="b", log_path=tmp_path / "s.log", nursery=nursery,
+            )
+            with trio.fail_after(10):
+                while not pid_file.exists() or not pid_file.read_text():
+                    await trio.sleep(0.05)
+            child = int(pid_file.read_text())
+            await p.stop(grace=0.2)
         return child
 
     child = trio.run(main)
@@ -102,3 +118,35 @@ def test_missing_program_is_a_config_error(tmp_path: Path) -> None:
         resolve_command(("no-such-program-xyz",), tmp_path)
     with pytest.raises(ConfigError, match="does not exist"):
         resolve_command(("./missing.sh",), tmp_path)
+
+
+def test_output_is_capped_with_a_marker_and_the_tail(tmp_path: Path) -> None:
+    """A bot printing far more than [limits] log_mb leaves a log of at most the cap, one
+    marker line and the last 64 KiB: its first and its very last lines are both kept."""
+    script = tmp_path / "flood.py"
+    script.write_text(
+        "import sys\n"
+        "print('FIRST LINE', flush=True)\n"
+        "line = b'x' * 1023 + b'\\n'\n"
+        "for _ in range(5 * 1024):\n"
+        "    sys.stdout.buffer.write(line)\n"
+        "print('LAST LINE', flush=True)\n"
+    )
+
+    async def main() -> SeatProcess:
+        async with trio.open_nursery() as nursery:
+            p = await SeatProcess.start(
+                [sys.executable, str(script)], cwd=tmp_path, server="x", token="t",
+                bot_name="b", log_path=tmp_path / "flood.log", limits=BotLimits(log_mb=1),
+                nursery=nursery, sandbox=Sandbox("none"),
+            )
+            await p.stop(grace=30)
+        return p
+
+    p = trio.run(main)
+    data = (tmp_path / "flood.log").read_bytes()
+    assert len(data) <= 1024 * 1024 + 64 * 1024 + 200
+    assert data.startswith(b"FIRST LINE\n")
+    assert data.count(b"[arena] output truncated after 1048576 bytes") == 1
+    assert data.rstrip().endswith(b"LAST LINE")
+    assert p.tail(1) == "LAST LINE"

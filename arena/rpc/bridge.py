@@ -765,10 +765,12 @@ class GrpcServerThread:
         window: int,
         backlog: int,
         more_addresses: Sequence[str] = (),
+        local_addresses: Sequence[str] = (),
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1 message, got {window}")
         self.address = address
+        self.local_addresses = tuple(local_addresses)
         self.port = 0
         self.more_addresses = tuple(more_addresses)
         self.more_ports: list[int] = []  # the ports of `more_addresses`, in order
@@ -875,6 +877,9 @@ class GrpcServerThread:
                 else:
                     ports.append(server.add_secure_port(address, self._credentials))
             port, more_ports = ports[0], ports[1:]
+            for local in self.local_addresses:  # e.g. unix:/path, for bots on this machine
+                if not server.add_insecure_port(local) and not local.startswith("unix:"):
+                    raise RuntimeError(f"could not listen on {local}")
             await server.start()
             self._accepting = True
             self._crossing.to_trio(self._on_started, port, more_ports)
@@ -950,6 +955,7 @@ async def serve_grpc(
     window: int = 32,
     backlog: int = 256,
     more_addresses: Sequence[str] = (),
+    local_addresses: Sequence[str] = (),
 ) -> AsyncIterator[GrpcServerThread]:
     """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
 
@@ -960,8 +966,10 @@ async def serve_grpc(
     (health, reflection). ``options`` are gRPC channel arguments (see `server_options`);
     ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
     direction; ``backlog`` bounds streams not yet taken from ``incoming`` (beyond it new RPCs
-    fail with RESOURCE_EXHAUSTED). On exit every open stream is aborted with UNAVAILABLE, the
-    server stops within ``grace`` seconds and the thread is joined, even when cancelled.
+    fail with RESOURCE_EXHAUSTED). ``local_addresses`` (e.g. ``unix:/path``) are served too,
+    always without TLS: they are for processes on this machine. On exit every open stream is
+    aborted with UNAVAILABLE, the server stops within ``grace`` seconds and the thread is
+    joined, even when cancelled.
     """
     server = GrpcServerThread(
         address,
@@ -973,6 +981,7 @@ async def serve_grpc(
         window=window,
         backlog=backlog,
         more_addresses=more_addresses,
+        local_addresses=local_addresses,
     )
     await server._start()
     try:

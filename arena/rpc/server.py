@@ -794,8 +794,10 @@ async def serve_referee(
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
     private_address: str | None = None,
+    local_addresses: tuple[str, ...] = (),
 ) -> AsyncIterator[Any]:
-    """Run the referee's gRPC server (with health and reflection) feeding `hub`.
+    """Run the referee's gRPC server (with health and reflection) feeding `hub`, on
+    `address` and on `local_addresses` (``unix:/path``, never TLS: for launched bots).
 
     A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
     size) and ends its stream; gRPC itself only stops messages over four times that, which
@@ -806,7 +808,7 @@ async def serve_referee(
     connection cap, so a flood of idle connections on the public address cannot keep the
     referee's own bots out."""
     open_files = raise_open_files_limit()
-    listeners = 2 if private_address else 1
+    listeners = 1 + bool(private_address) + len(local_addresses)
     max_connections = max(MIN_CONNECTIONS, (open_files - FD_RESERVE) // listeners)
     log.info("admission", open_files=open_files, max_connections=max_connections,
              max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
@@ -821,6 +823,7 @@ async def serve_referee(
         credentials=credentials,
         window=4096,
         more_addresses=(private_address,) if private_address else (),
+        local_addresses=local_addresses,
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
         try:

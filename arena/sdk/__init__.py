@@ -10,11 +10,12 @@
         run(FirstLegal)
 
 `run` dials the referee (``--server`` / ARENA_SERVER; over TLS when ``--tls-ca`` /
-ARENA_TLS_CA names the certificate to trust), says hello with the token
-(``--token`` / ARENA_TOKEN) and plays until the referee ends the stream. It makes one `Bot`
-instance per seat per match, so a bot can keep per-seat state in `self`; one connection may
-hold several seats at once, and each instance sees only its own seat's view. The views and
-actions are the rules engine's own types (`arena.rules`).
+ARENA_TLS_CA names the certificate to trust; never over TLS to a local ``unix:`` address),
+says hello with the token (``--token``; a bot the referee launches reads it once from the
+inherited file descriptor ARENA_TOKEN_FD; else ARENA_TOKEN) and plays until the referee
+ends the stream. It makes one `Bot` instance per seat per match, so a bot can keep per-seat
+state in `self`; one connection may hold several seats at once, and each instance sees only
+its own seat's view. The views and actions are the rules engine's own types (`arena.rules`).
 
 Hooks besides `act` (all optional): `on_match_start`, `on_event` (moves, tricks, envido, the
 signs your partners send as `SignalEvent`), `on_hand_end`, `on_error` (every strike the
@@ -130,10 +131,26 @@ class Bot:
         """The match ended; the instance is dropped after this."""
 
 
+_token_read: str | None = None
+
+
+def token_from_env() -> str:
+    """The admission token: read once from the pipe at ARENA_TOKEN_FD (then closed; a
+    launched bot's token is never in its environment), else ARENA_TOKEN, else ""."""
+    global _token_read
+    if _token_read is None:
+        fd = os.environ.get("ARENA_TOKEN_FD")
+        if fd is None:
+            return os.environ.get("ARENA_TOKEN", "")
+        with os.fdopen(int(fd), "rb") as pipe:
+            _token_read = pipe.read().decode().strip()
+    return _token_read
+
+
 def resolve_token(token: str | None = None) -> str:
     """The admission token: `token` if given, else the one the referee handed the process
-    (ARENA_TOKEN). The stdio adapter (arena.stdio) gets its token here too."""
-    return token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    (`token_from_env`). The stdio adapter (arena.stdio) gets its token here too."""
+    return token if token is not None else token_from_env()
 
 
 def _log(text: str) -> None:
@@ -152,7 +169,9 @@ def run(
     """Play until the referee ends the stream; return a process exit code (0 = clean)."""
     server = server or os.environ.get("ARENA_SERVER", "127.0.0.1:50051")
     ca_file = os.environ.get("ARENA_TLS_CA")
-    if credentials is None and ca_file:
+    if server.startswith("unix:"):  # a local socket: no TLS
+        credentials = None
+    elif credentials is None and ca_file:
         with open(ca_file, "rb") as pem:
             credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
     token = resolve_token(token)
@@ -305,7 +324,10 @@ def main(bot_factory: Callable[[], Bot], argv: Sequence[str] | None = None) -> N
     """A command line for a bot: --server, --token, --name; exits with `run`'s code."""
     parser = argparse.ArgumentParser(description="A Truco Arena bot.")
     parser.add_argument("--server", help="referee address host:port (env ARENA_SERVER)")
-    parser.add_argument("--token", help="admission token (env ARENA_TOKEN)")
+    parser.add_argument(
+        "--token", help="admission token (env ARENA_TOKEN_FD: a file descriptor to read it "
+        "from, or ARENA_TOKEN)"
+    )
     parser.add_argument("--name", help="bot name (env ARENA_BOT_NAME)")
     parser.add_argument(
         "--tls-ca", help="PEM certificate to trust: connect over TLS (env ARENA_TLS_CA)"
@@ -332,4 +354,5 @@ __all__ = [
     "fallbacks",
     "main",
     "run",
+    "token_from_env",
 ]

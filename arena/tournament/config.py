@@ -28,10 +28,17 @@
     no_show_ms = 60000              # a remote bot that has not connected by then forfeits
     max_pending = 256               # streams not yet past hello, at most (more are refused)
 
-    [limits]                        # per launched bot process; 0 = no limit
+    [limits]                        # per launched seat; 0 = no limit
     cpu_seconds = 300
-    memory_mb = 2048
+    memory_mb = 2048                # real use (cgroup); without one, 4x as address space
     open_files = 256
+    log_mb = 10                     # stdout + stderr kept per seat per match, then the tail
+
+    [sandbox]                       # launched bots (README "Running a contest safely")
+    mode = "auto"                   # "auto" | "bubblewrap" | "none"
+    allow_unsandboxed = false       # "auto" without bubblewrap: refuse to start unless true
+    pass_env = []                   # names of variables of the referee bots also get
+    writable = []                   # folders bound read-write into every sandbox
 
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
@@ -43,6 +50,9 @@
     [[bot]]                         # a bot the referee launches, one process per seat
     name = "random"
     command = ["python", "sample_bots/random_bot.py"]
+    dir = "sample_bots"             # its own files, readable in the sandbox (default: the
+                                    # folder of the program file, else the config's folder)
+    env = {ARENA_BOT_SEED = "1"}    # extra environment variables
 
     [[bot]]                         # a bot that speaks lines on stdin/stdout (docs/stdio.md)
     name = "c-random"
@@ -56,6 +66,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -64,7 +75,7 @@ from typing import Any
 from arena.errors import ConfigError, UnknownVariantError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Options, find_variant, variant_names
-from arena.tournament.launcher import BotLimits
+from arena.tournament.sandbox import MODES, BotLimits, SandboxPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +87,8 @@ class BotSpec:
     token: str = ""
     cwd: Path = Path(".")
     protocol: str = "grpc"  # "stdio": the command speaks lines, an adapter speaks gRPC for it
+    dir: Path | None = None  # its own files (None: the program's folder, else cwd)
+    env: tuple[tuple[str, str], ...] = ()  # extra environment variables
 
     @property
     def launched(self) -> bool:
@@ -117,11 +130,15 @@ class TournamentConfig:
     replay_legal: bool = False  # action lines of the replays list the legal actions
     format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
     challenger: str = ""
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    source: Path | None = None  # the config file itself (hidden from every sandbox)
 
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
 
-_TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot"}
+_TOP = {
+    "tournament", "time_control", "faults", "limits", "tls", "options", "bot", "sandbox",
+}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
     "replay_legal",
@@ -169,7 +186,7 @@ def load_config(path: Path) -> TournamentConfig:
         raise ConfigError(f"config file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return parse_config(raw, base=path.parent)
+    return dataclasses.replace(parse_config(raw, base=path.parent), source=path)
 
 
 def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:
@@ -224,13 +241,15 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
     )
     limits_raw = raw.get("limits", {})
-    _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files"}, "limits")
+    _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files", "log_mb"}, "limits")
     defaults = BotLimits()
     limits = BotLimits(
         cpu_seconds=_int(limits_raw, "cpu_seconds", "limits", defaults.cpu_seconds, 0),
         memory_mb=_int(limits_raw, "memory_mb", "limits", defaults.memory_mb, 0),
         open_files=_int(limits_raw, "open_files", "limits", defaults.open_files, 0),
+        log_mb=_int(limits_raw, "log_mb", "limits", defaults.log_mb, 0),
     )
+    sandbox = _sandbox(raw.get("sandbox", {}), base)
     tls = raw.get("tls", {})
     _check_keys(tls, {"cert", "key"}, "tls")
     tls_cert = tls_key = None
@@ -268,6 +287,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         replay_legal=_bool(t, "replay_legal", "tournament", False),
         format=fmt,
         challenger=challenger,
+        sandbox=sandbox,
     )
 
 
@@ -286,6 +306,31 @@ def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:
     return fmt, challenger
 
 
+def _names(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = table.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise ConfigError(f"{where}.{key}: must be a list of non-empty strings, got {value!r}")
+    return tuple(value)
+
+
+def _sandbox(raw: Any, base: Path) -> SandboxPolicy:
+    if not isinstance(raw, dict):
+        raise ConfigError("sandbox: must be a table ([sandbox])")
+    _check_keys(raw, {"mode", "allow_unsandboxed", "pass_env", "writable"}, "sandbox")
+    mode = raw.get("mode", "auto")
+    if mode not in MODES:
+        raise ConfigError(f"sandbox.mode: must be one of {', '.join(MODES)}, got {mode!r}")
+    allow = raw.get("allow_unsandboxed", False)
+    if not isinstance(allow, bool):
+        raise ConfigError(f"sandbox.allow_unsandboxed: must be true or false, got {allow!r}")
+    writable = tuple(base / p for p in _names(raw, "writable", "sandbox"))
+    for path in writable:
+        if not path.is_dir():
+            raise ConfigError(f"sandbox.writable: folder {path} does not exist")
+    return SandboxPolicy(mode=mode, allow_unsandboxed=allow,
+                         pass_env=_names(raw, "pass_env", "sandbox"), writable=writable)
+
+
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
@@ -295,7 +340,7 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         where = f"bot[{i}]"
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}: must be a table")
-        _check_keys(entry, {"name", "command", "token", "protocol"}, where)
+        _check_keys(entry, {"name", "command", "token", "protocol", "dir", "env"}, where)
         if "name" not in entry:
             raise ConfigError(f"{where}.name: every bot needs a name")
         name = _str(entry, "name", where, "")
@@ -325,6 +370,18 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
                 f"{where}.protocol: \"stdio\" is for bots the referee launches; a remote "
                 "stdio bot runs `arena stdio --server HOST:PORT --token TOKEN -- COMMAND`"
             )
+        folder: Path | None = None
+        if "dir" in entry:
+            folder = base / _str(entry, "dir", where, "")
+            if not folder.is_dir():
+                raise ConfigError(f"{where}.dir: folder {folder} does not exist")
+        env = entry.get("env", {})
+        if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise ConfigError(f'{where}.env: must be a table of strings, e.g. {{K = "v"}}')
+        if (folder is not None or env) and not command:
+            raise ConfigError(f"{where}: dir and env are for bots with a command")
         bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
-                            protocol=protocol))
+                            dir=folder, env=tuple(sorted(env.items())), protocol=protocol))
     return tuple(bots)

@@ -1,49 +1,39 @@
-"""Launched bots: one process per seat, in its own process group, logs captured, never orphaned.
+"""Launched bots: one process per seat, run in its jail (arena.tournament.sandbox), its output
+capped, never orphaned.
 
-The referee starts the bot's command with ARENA_SERVER, ARENA_TOKEN (a one-off token for this
-seat), ARENA_BOT_NAME and ARENA_LAUNCHED=1 in its environment, stdout and stderr going to a
-per-seat log file. (ARENA_LAUNCHED tells the SDK not to wait for a referee that is not there:
-bots run in their own sessions, so one whose referee was killed must notice by itself.)
-Each process runs under `BotLimits` (CPU time, address space, open files). When the seat is
-done the process is asked to exit (it sees its stream end), then sent
-SIGTERM, then SIGKILL, to its whole process group.
+The bot gets ARENA_SERVER, ARENA_BOT_NAME, ARENA_LAUNCHED=1 and ARENA_TOKEN_FD in its
+environment: its one-off token is NOT in the environment (other processes could read it from
+/proc/PID/environ) but in a pipe inherited at that file descriptor, to read once and close.
+(ARENA_LAUNCHED tells the SDK not to wait for a referee that is not there: a bot whose
+referee was killed must notice by itself.) stdout and stderr go into a pipe the referee
+drains into the per-seat log file: the first `BotLimits.log_mb` MiB, then one marker line,
+then only the last `TAIL_BYTES` of the rest, appended when the bot is done. When the seat is
+done the process is asked to exit (it sees its stream end), then sent SIGTERM, then SIGKILL,
+and everything left in its cgroup (setsid grandchildren included) is killed.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import structlog
 import trio
 
 from arena.errors import ConfigError
+from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
 
+__all__ = ["TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command"]
 
-@dataclass(frozen=True, slots=True)
-class BotLimits:
-    """Resource limits of each launched bot process (0 = no limit)."""
+log = structlog.get_logger("arena.launcher")
 
-    cpu_seconds: int = 300  # CPU time for the whole process (one seat of one match)
-    memory_mb: int = 2048  # address space
-    open_files: int = 256  # file descriptors
-
-    def apply(self, pid: int) -> None:
-        """Set the limits on process `pid` (Linux prlimit: no code runs in the forked child,
-        which is not safe beside gRPC's threads)."""
-        if self.cpu_seconds:
-            resource.prlimit(pid, resource.RLIMIT_CPU, (self.cpu_seconds, self.cpu_seconds + 5))
-        if self.memory_mb:
-            size = self.memory_mb * 1024 * 1024
-            resource.prlimit(pid, resource.RLIMIT_AS, (size, size))
-        if self.open_files:
-            resource.prlimit(pid, resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
+TAIL_BYTES = 64 * 1024  # what is kept of a bot's output past its cap: the end of a crash
 
 
 def resolve_command(command: tuple[str, ...], cwd: Path) -> list[str]:
@@ -61,12 +51,71 @@ def resolve_command(command: tuple[str, ...], cwd: Path) -> list[str]:
     return argv
 
 
+def program_dir(command: Iterable[str], cwd: Path) -> Path:
+    """A bot's own directory by default: that of the first argument naming an existing file
+    (relative to `cwd`) outside the system (not an interpreter such as /usr/bin/node or
+    this Python), else `cwd`."""
+    system = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
+              *(Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/opt", "/etc")))
+    for arg in command:
+        candidate = (cwd / arg).resolve()
+        if arg.startswith("-") or not candidate.is_file():
+            continue
+        if not any(candidate.is_relative_to(root) for root in system):
+            return candidate.parent
+    return cwd.resolve()
+
+
+class _CappedLog:
+    """A log file that keeps the first `cap` bytes, a marker line, and the last TAIL_BYTES."""
+
+    def __init__(self, path: Path, cap: int) -> None:
+        self.path = path
+        self.cap = cap
+        self.written = 0
+        self.dropped = 0
+        self.tail = bytearray()
+        self.file = path.open("ab")
+
+    def write(self, data: bytes | bytearray) -> None:
+        room = self.cap - self.written if self.cap else len(data)
+        if room > 0:
+            self.file.write(data[:room])
+            self.written += min(room, len(data))
+            data = data[room:]
+            if not data:
+                return
+        if not self.dropped and not self.tail:
+            self.file.write(
+                f"\n[arena] output truncated after {self.written} bytes ([limits] log_mb); "
+                f"only the last {TAIL_BYTES // 1024} KiB of the rest follow\n".encode()
+            )
+        self.tail += data
+        if len(self.tail) > TAIL_BYTES:
+            self.dropped += len(self.tail) - TAIL_BYTES
+            del self.tail[:-TAIL_BYTES]
+
+    def close(self) -> None:
+        if self.tail:
+            self.file.write(bytes(self.tail))
+        self.file.close()
+
+
 class SeatProcess:
     """A running bot process for one seat."""
 
-    def __init__(self, process: trio.Process, log_path: Path) -> None:
+    def __init__(self, process: trio.Process, log_path: Path, jail: SeatJail) -> None:
         self.process = process
         self.log_path = log_path
+        self.jail = jail
+        self.drained = trio.Event()
+        self.cleaned = False
+
+    @property
+    def pid(self) -> int:
+        """The pid of the seat's root process (the sandbox, or the bot itself): every process
+        of the seat descends from it."""
+        return self.process.pid
 
     @classmethod
     async def start(
@@ -78,29 +127,72 @@ class SeatProcess:
         token: str,
         bot_name: str,
         log_path: Path,
+        nursery: trio.Nursery,
         limits: BotLimits | None = None,
         tls_ca: Path | None = None,
+        sandbox: Sandbox | None = None,
+        bot_dir: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        others: Iterable[Path] = (),
     ) -> SeatProcess:
+        """Start the bot in its jail; its output is drained by a task in `nursery`."""
+        limits = limits or BotLimits()
+        sandbox = sandbox or Sandbox("none")
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
-        env.update(
-            ARENA_SERVER=server, ARENA_TOKEN=token, ARENA_BOT_NAME=bot_name, ARENA_LAUNCHED="1"
-        )
+        token_read, token_write = os.pipe()
+        try:
+            os.write(token_write, token.encode())
+        finally:
+            os.close(token_write)
+        seat_env = dict(env or {})
+        seat_env.update(ARENA_SERVER=server, ARENA_BOT_NAME=bot_name, ARENA_LAUNCHED="1",
+                        ARENA_TOKEN_FD=str(token_read))
         if tls_ca is not None:
-            env["ARENA_TLS_CA"] = str(tls_ca.resolve())  # the certificate to trust
-        with log_path.open("ab") as log_file:
+            seat_env["ARENA_TLS_CA"] = str(tls_ca.resolve())  # the certificate to trust
+        jail = sandbox.jail(argv, cwd=cwd, bot_dir=bot_dir, env=seat_env, limits=limits,
+                            others=others)
+        for note in jail.notes:
+            log.warning("seat_jail", bot=bot_name, detail=note)
+        try:
             process = await trio.lowlevel.open_process(
-                argv,
-                cwd=cwd,
-                env=env,
+                jail.argv,
+                cwd=jail.cwd,
+                env=jail.env,
                 stdin=subprocess.DEVNULL,
-                stdout=log_file,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
+                pass_fds=(token_read,),
                 start_new_session=True,
             )
-        with contextlib.suppress(ProcessLookupError):
-            (limits or BotLimits()).apply(process.pid)
-        return cls(process, log_path)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await jail.cleanup()
+            raise
+        finally:
+            os.close(token_read)
+        seat = cls(process, log_path, jail)
+        nursery.start_soon(seat._drain, _CappedLog(log_path, limits.log_mb * 1024 * 1024))
+        return seat
+
+    async def _drain(self, sink: _CappedLog) -> None:
+        stream = self.process.stdout
+        assert stream is not None
+        writing = True
+        try:
+            while chunk := await stream.receive_some(65536):
+                if writing:
+                    try:
+                        sink.write(chunk)
+                    except OSError as exc:  # a full disk: keep draining, stop writing
+                        log.warning("seat_log_write_failed", path=str(self.log_path),
+                                    error=str(exc))
+                        writing = False
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.close()
+            self.drained.set()
 
     @property
     def exited(self) -> bool:
@@ -109,7 +201,9 @@ class SeatProcess:
     def tail(self, lines: int = 8) -> str:
         """The last lines the bot printed (for error reports)."""
         try:
-            text = self.log_path.read_text(encoding="utf-8", errors="replace")
+            with self.log_path.open("rb") as f:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
+                text = f.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
         return "\n".join(text.strip().splitlines()[-lines:])
@@ -119,7 +213,8 @@ class SeatProcess:
             os.killpg(self.process.pid, sig)
 
     async def stop(self, grace: float = 2.0) -> int | None:
-        """Wait up to `grace` for a clean exit, then SIGTERM, then SIGKILL the group."""
+        """Wait up to `grace` for a clean exit, then SIGTERM, then SIGKILL the group, then
+        everything left in the seat's cgroup; its output is drained and its jail removed."""
         with trio.move_on_after(grace):
             await self.process.wait()
         if self.process.returncode is None:
@@ -130,4 +225,17 @@ class SeatProcess:
         self._signal(signal.SIGKILL)
         with trio.CancelScope(shield=True):
             await self.process.wait()
+            await self.cleanup()
         return self.process.returncode
+
+    async def cleanup(self) -> None:
+        """Kill what is left of the seat (its cgroup), let the output drain, drop the jail."""
+        if self.cleaned:
+            return
+        self.cleaned = True
+        with trio.CancelScope(shield=True):
+            await self.jail.cleanup()
+            with trio.move_on_after(5):
+                await self.drained.wait()
+            if self.process.stdout is not None and not self.drained.is_set():
+                await self.process.stdout.aclose()  # a leftover we could not kill holds it

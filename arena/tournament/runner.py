@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +26,8 @@ from arena.replay import write_replay
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
-from arena.tournament.launcher import SeatProcess, resolve_command
+from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
+from arena.tournament.sandbox import Sandbox, choose_mode, private_run_dir
 from arena.tournament.schedule import Pairing, round_robin, seat_bots
 from arena.tournament.store import Store
 
@@ -83,6 +85,22 @@ class TournamentRunner:
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
+        # Each launched bot's own files: `[[bot]] dir`, else its program's folder.
+        self.bot_dirs: dict[str, Path] = {
+            bot.name: (bot.dir or program_dir(bot.command, bot.cwd))
+            for bot in config.bots if bot.launched
+        }
+        # Raises SandboxUnavailable (a one-line "how to install") before anything starts.
+        self.sandbox_mode = choose_mode(config.sandbox) if self.argv else "none"
+        self.unsandboxed = bool(self.argv) and self.sandbox_mode == "none"
+        self.sandbox: Sandbox | None = None
+        self._drain_nursery: trio.Nursery | None = None
+
+    def _drains(self) -> trio.Nursery:
+        """Where a launched seat's output is drained (only while `run` serves)."""
+        if self._drain_nursery is None or self.sandbox is None:
+            raise RuntimeError("launched seats are played from TournamentRunner.run")
+        return self._drain_nursery
 
     def pending(self) -> tuple[list[Pairing], int]:
         """The pairings not yet stored, and how many are."""
@@ -96,8 +114,13 @@ class TournamentRunner:
         todo, skipped = self.pending() if pairings is None else (pairings, 0)
         self.store.begin_tournament(
             cfg.name,
-            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)},
+            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
+             "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed},
         )
+        if self.unsandboxed:
+            log.warning("UNSANDBOXED", tournament=cfg.name, mode=cfg.sandbox.mode,
+                        detail="launched bots run WITHOUT a sandbox: they can read the "
+                        "config, the database and each other's files, and use the network")
         for bot in cfg.bots:
             self.store.add_bot(bot.name, "launched" if bot.launched else "remote",
                                " ".join(bot.command))
@@ -110,14 +133,39 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
+        private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
+        socket = private / "referee.sock"
+        try:
+            await self._serve(todo, skipped, limiter, credentials, private, socket)
+        finally:
+            shutil.rmtree(private, ignore_errors=True)
+        if not self.pending()[0]:
+            self.store.finish_tournament(cfg.name)
+        return TournamentRun(len(todo), skipped, self.address)
+
+    async def _serve(
+        self, todo: list[Pairing], skipped: int, limiter: trio.CapacityLimiter,
+        credentials: grpc.ServerCredentials | None, private: Path, socket: Path,
+    ) -> None:
+        cfg = self.config
+        hidden = [cfg.database, cfg.replays, cfg.logs, private,
+                  *([cfg.source] if cfg.source is not None else [])]
+        if cfg.tls_key is not None:
+            hidden.append(cfg.tls_key)
+        self.sandbox = Sandbox(
+            self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
+            writable=cfg.sandbox.writable, temp_root=private,
+        )
+        for folder in (cfg.replays, cfg.logs):  # exist, so a sandbox can leave them out
+            folder.mkdir(parents=True, exist_ok=True)
         launched = any(bot.launched for bot in cfg.bots)
         host = cfg.listen.rsplit(":", 1)[0]
         if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
             host = "127.0.0.1"
         async with serve_referee(
-            self.hub, cfg.listen, credentials=credentials,
-            # Launched bots get a listener of their own: a flood at the door of `listen`
-            # cannot keep them out.
+            self.hub, cfg.listen, credentials=credentials, local_addresses=(f"unix:{socket}",),
+            # Launched bots get a listener of their own (the unix socket when sandboxed, a
+            # private TCP port when not): a flood at the door of `listen` cannot keep them out.
             private_address=f"{host}:0" if launched else None,
         ) as server:
             self.address = f"{host}:{server.port}"
@@ -133,14 +181,13 @@ class TournamentRunner:
                 outer.start_soon(self._watch_presence)
                 outer.start_soon(self._pace, limiter, cfg.concurrency)
                 async with trio.open_nursery() as nursery:
+                    self._drain_nursery = nursery  # seats' output drains end when they exit
                     for pairing in todo:
                         nursery.start_soon(self._play_limited, limiter, pairing)
+                self._drain_nursery = None
                 outer.cancel_scope.cancel()
             with trio.move_on_after(5):
                 await self.hub.close_all()  # remote bots see a clean end of stream
-        if not self.pending()[0]:
-            self.store.finish_tournament(cfg.name)
-        return TournamentRun(len(todo), skipped, self.address)
 
     async def _watch_presence(self) -> None:
         """Report which remote bots are connected and which are missing, at the start and
@@ -271,12 +318,14 @@ class TournamentRunner:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.launch_address, token=token,
                     bot_name=bot.name, log_path=log_path, limits=self.config.limits,
-                    tls_ca=self.config.tls_cert,
+                    tls_ca=self.config.tls_cert, nursery=self._drains(), sandbox=self.sandbox,
+                    bot_dir=self.bot_dirs[bot.name], env=dict(bot.env),
+                    others=[d for n, d in self.bot_dirs.items() if n != bot.name],
                 )
             except OSError as exc:
                 self.hub.revoke(token)
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
-            self.hub.bind_owner(token, process.process.pid)
+            self.hub.bind_owner(token, process.pid)
         else:
             token = bot.token
         try:
@@ -348,6 +397,8 @@ class TournamentRunner:
                 f"began: {closed}"
             )
         if process is not None and process.exited:
+            with trio.move_on_after(2):
+                await process.drained.wait()
             tail = process.tail()
             raise _SeatFailed(
                 seat,

@@ -3,8 +3,9 @@
 //
 //   node bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME [--seed N] [--signs P]
 //
-// Falls back to ARENA_SERVER, ARENA_TOKEN and ARENA_BOT_NAME (the referee sets them when it
-// launches a bot). The protocol is proto/arena/v1/arena.proto, loaded at run time (ARENA_PROTO
+// Falls back to ARENA_SERVER, ARENA_TOKEN and ARENA_BOT_NAME. A bot the referee launches gets
+// ARENA_SERVER (often a local unix: socket, never TLS), ARENA_BOT_NAME and ARENA_TOKEN_FD: a
+// file descriptor to read its token from once (then closed), never the token itself. The protocol is proto/arena/v1/arena.proto, loaded at run time (ARENA_PROTO
 // overrides its path). Logs go to stderr. Exit status: 0 when the server ends the stream
 // normally, 1 on any error.
 "use strict";
@@ -29,16 +30,28 @@ const FATAL_ERRORS = new Set([
 const USAGE = `usage: node bot.js [--server HOST:PORT] [--token TOKEN] [--name NAME] [--seed N]
 
   --server  referee address (default: $ARENA_SERVER, else 127.0.0.1:50051)
-  --token   token that admits the bot (default: $ARENA_TOKEN)
+  --token   token that admits the bot (default: read from fd $ARENA_TOKEN_FD, else $ARENA_TOKEN)
   --name    bot name shown in standings (default: $ARENA_BOT_NAME, else js_random)
   --seed    seed for the random choices (default: unseeded)
   --signs   chance (0-1) of sending a random sign with each action (default: $ARENA_JS_SIGNS, else 0)
   --proto   path to arena.proto (default: $ARENA_PROTO, else ${DEFAULT_PROTO})`;
 
+// The token of a launched bot: read once from the inherited pipe at ARENA_TOKEN_FD, closed.
+function tokenFromEnv(env) {
+  if (env.ARENA_TOKEN_FD === undefined) return env.ARENA_TOKEN || "";
+  const fs = require("node:fs");
+  const fd = Number(env.ARENA_TOKEN_FD);
+  try {
+    return fs.readFileSync(fd, "utf8").trim();
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 function parseArgs(argv, env) {
   const options = {
     server: env.ARENA_SERVER || "127.0.0.1:50051",
-    token: env.ARENA_TOKEN || "",
+    token: null,
     name: env.ARENA_BOT_NAME || "js_random",
     seed: null,
     signs: env.ARENA_JS_SIGNS || "0",
@@ -67,6 +80,7 @@ function parseArgs(argv, env) {
   const signs = Number(options.signs);
   if (!(signs >= 0 && signs <= 1)) throw new Error(`--signs must be a number from 0 to 1, not ${options.signs}`);
   options.signs = signs;
+  if (options.token === null) options.token = tokenFromEnv(env);
   return options;
 }
 
@@ -119,8 +133,8 @@ function main() {
     return 1;
   }
   // Over TLS when ARENA_TLS_CA names the certificate to trust (the referee sets it when it
-  // serves TLS and launches the bot).
-  const credentials = process.env.ARENA_TLS_CA
+  // serves TLS and launches the bot), except to a local unix: socket.
+  const credentials = process.env.ARENA_TLS_CA && !options.server.startsWith("unix:")
     ? grpc.credentials.createSsl(require("node:fs").readFileSync(process.env.ARENA_TLS_CA))
     : grpc.credentials.createInsecure();
   const client = new arena.Referee(options.server, credentials);

@@ -1,11 +1,11 @@
 """Raw gRPC plumbing for the test bots that must misbehave below the SDK (arena.v1 only).
 
-    wire = Wire.from_env()          # dials ARENA_SERVER, says hello with ARENA_TOKEN
+    wire = Wire.from_env()          # dials ARENA_SERVER, says hello with its token (ARENA_TOKEN_FD)
     for message in wire:            # every ServerMessage, until the referee ends the stream
         ...
         wire.send(reply)
 
-The referee launches each test bot like any other: ARENA_SERVER, ARENA_TOKEN and
+The referee launches each test bot like any other: ARENA_SERVER, ARENA_TOKEN_FD and
 ARENA_BOT_NAME are in the environment.
 """
 
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import grpc
 
+from arena.sdk import token_from_env
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
@@ -37,7 +38,7 @@ class Wire:
     def from_env(cls) -> Wire:
         return cls(
             os.environ["ARENA_SERVER"],
-            os.environ["ARENA_TOKEN"],
+            token_from_env(),
             os.environ.get("ARENA_BOT_NAME", "test-bot"),
         )
 

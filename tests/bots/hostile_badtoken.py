@@ -11,12 +11,13 @@ import sys
 
 from _wire import Wire
 
+from arena.sdk import token_from_env
 from arena.v1 import arena_pb2 as pb
 
 if __name__ == "__main__":
     wire = Wire(
         os.environ["ARENA_SERVER"],
-        "not-" + os.environ["ARENA_TOKEN"],
+        "not-" + token_from_env(),
         os.environ.get("ARENA_BOT_NAME", "badtoken"),
     )
     for message in wire:

@@ -25,10 +25,20 @@ JUNK = (
 )
 
 
-def junk_on_the_socket(server: str, told: Told) -> None:
+def _connect(server: str) -> socket.socket:
+    """A raw socket to the referee: its Unix socket (a launched bot) or host:port."""
+    if server.startswith("unix:"):
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(2)
+        sock.connect(server.removeprefix("unix:"))
+        return sock
     host, port = server.rsplit(":", 1)
+    return socket.create_connection((host, int(port)), timeout=2)
+
+
+def junk_on_the_socket(server: str, told: Told) -> None:
     for junk in JUNK:
-        with socket.create_connection((host, int(port)), timeout=2) as sock:
+        with _connect(server) as sock:
             sock.sendall(junk)
             try:
                 while sock.recv(4096):

@@ -1,7 +1,8 @@
 """Shared by the hostile test bots (tests/bots/hostile_*.py): a log of what the bot was told.
 
 Each hostile bot writes one line per noteworthy message it receives to a file in the folder
-named by $HOSTILE_DUMP_DIR (when set): ``<bot name>.<pid>.log``, lines such as
+named by $HOSTILE_DUMP_DIR (when set): ``<bot name>.<pid>-<random>.log`` (sandboxed bots
+all have pid 2), lines such as
 ``error ERROR_CODE_LATE_ANSWER`` or ``status RESOURCE_EXHAUSTED``. The test reads them back to
 check which in-band errors each hostile bot was sent.
 """
@@ -9,10 +10,12 @@ check which in-band errors each hostile bot was sent.
 from __future__ import annotations
 
 import os
+import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from arena.sdk import token_from_env
 from arena.v1 import arena_pb2 as pb
 
 
@@ -27,7 +30,7 @@ class Told:
         self._once = once
         self._seen: set[str] = set()
         if folder:
-            path = Path(folder) / f"{name}.{os.getpid()}.log"
+            path = Path(folder) / f"{name}.{os.getpid()}-{secrets.token_hex(6)}.log"
             self._file = path.open("a", encoding="utf-8")
 
     def line(self, text: str) -> None:
@@ -87,11 +90,12 @@ def play(
 
 
 def hello(token: str | None = None) -> bytes:
-    """A serialized hello with ARENA_TOKEN (or `token`) and ARENA_BOT_NAME."""
+    """A serialized hello with its token (ARENA_TOKEN_FD or ARENA_TOKEN, or `token`) and
+    ARENA_BOT_NAME."""
     return pb.BotMessage(
         hello=pb.Hello(
             bot_name=os.environ.get("ARENA_BOT_NAME", "hostile"),
-            token=os.environ["ARENA_TOKEN"] if token is None else token,
+            token=token_from_env() if token is None else token,
             protocol_version=1,
         )
     ).SerializeToString()

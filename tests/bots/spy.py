@@ -1,10 +1,11 @@
 """A bot that records every ServerMessage it receives, for the privacy test.
 
-Each message is one JSON line in $SPY_DUMP_DIR/spy-<pid>.jsonl: the raw bytes in base64 (what
-the test parses) and the same message as JSON (google.protobuf.json_format, for people). The
-spy answers every decision with a random legal action (see WEIGHTS), drawn from an RNG seeded
-with the match id and seat, so a tournament of spies with a fixed seed always plays the same
-games.
+Each message is one JSON line in $SPY_DUMP_DIR/spy-<pid>-<random>.jsonl (in a sandbox every
+bot is pid 2 of its own namespace: the random part keeps the files apart): the raw bytes in
+base64 (what the test parses) and the same message as JSON (google.protobuf.json_format,
+for people). The spy answers every decision with a random legal action (see WEIGHTS), drawn
+from an RNG seeded with the match id and seat, so a tournament of spies with a fixed seed
+always plays the same games.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import base64
 import json
 import os
 import random
+import secrets
 from pathlib import Path
 
 from _wire import Wire, reply
@@ -31,7 +33,7 @@ WEIGHTS = {
 }
 
 if __name__ == "__main__":
-    out = Path(os.environ["SPY_DUMP_DIR"]) / f"spy-{os.getpid()}.jsonl"
+    out = Path(os.environ["SPY_DUMP_DIR"]) / f"spy-{os.getpid()}-{secrets.token_hex(6)}.jsonl"
     rngs: dict[tuple[str, int], random.Random] = {}
     wire = Wire.from_env()
     with out.open("w", encoding="utf-8") as dump:
