@@ -8,9 +8,12 @@ bot processes. Nothing outlives the tournament: every process is stopped with it
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,12 +23,19 @@ import trio
 
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
-from arena.replay import write_replay
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.launcher import SeatProcess, resolve_command
-from arena.tournament.schedule import Pairing, round_robin, seat_bots
+from arena.tournament.schedule import (
+    SECRET_BYTES,
+    Pairing,
+    in_schedule,
+    round_robin,
+    schedule_size,
+    seat_bots,
+)
+from arena.tournament.storage import StorageError, StorageWorker, StoreJob
 from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.tournament")
@@ -42,6 +52,54 @@ class TournamentRun:
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def file_stem(text: str) -> str:
+    """A file name for `text` that no other text gets: a readable prefix (at most 48
+    characters) and a short hash of the exact text (`a b` and `a_b` differ)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{_safe(text)[:48]}-{digest}"
+
+
+def read_key_file(path: Path) -> bytes:
+    """The secret in key file `path` (hex), created with 32 random bytes (mode 0600) if it
+    does not exist."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"tournament.secret_file: cannot create {path}: {exc.strerror}") from None
+    else:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_bytes(SECRET_BYTES).hex() + "\n")
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        key = bytes.fromhex(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(
+            f"tournament.secret_file: {path} is not a key file (64 hex digits): {exc}"
+        ) from None
+    if len(key) < 16:
+        raise ConfigError(f"tournament.secret_file: {path} holds {len(key)} bytes; need >= 16")
+    return key
+
+
+@dataclass
+class Plan:
+    """What is left to play: `size` matches in all, `stored` of them already stored; iterate
+    for the pairings to play (lazily, in schedule order)."""
+
+    size: int
+    stored: int
+    pairings: Iterable[Pairing]
+
+    @property
+    def todo(self) -> int:
+        return self.size - self.stored
+
+    def __iter__(self) -> Iterator[Pairing]:
+        return iter(self.pairings)
 
 
 class _Seat:
@@ -66,7 +124,9 @@ class TournamentRunner:
     ) -> None:
         self.config = config
         self.hub = Hub(hello_timeout=config.hello_ms / 1000)
-        self.store = Store(config.database)
+        self.store = Store(config.database, busy_timeout=config.busy_timeout_ms / 1000)
+        self.storage = StorageWorker(self.store, config.name, retry_s=config.retry_ms / 1000)
+        self.secret = self._secret()
         self.on_match_done = on_match_done
         self.on_listening = on_listening
         # Seconds a launched bot has to connect and say hello ([faults] connect_ms).
@@ -78,20 +138,51 @@ class TournamentRunner:
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
 
-    def pending(self) -> tuple[list[Pairing], int]:
-        """The pairings not yet stored, and how many are."""
-        done = self.store.finished_ids(self.config.name)
-        pairings = round_robin(self.config)
-        todo = [p for p in pairings if p.match_id not in done]
-        return todo, len(pairings) - len(todo)
-
-    async def run(self, pairings: list[Pairing] | None = None) -> TournamentRun:
+    def _secret(self) -> bytes:
+        """The tournament's secret: from its key file, else the one stored when it began
+        (a new one for a new tournament). Recording the tournament happens here."""
         cfg = self.config
-        todo, skipped = self.pending() if pairings is None else (pairings, 0)
-        self.store.begin_tournament(
-            cfg.name,
-            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)},
+        described = {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)}
+        if cfg.secret_file is not None:
+            key = read_key_file(cfg.secret_file)
+            self.store.begin_tournament(cfg.name, described)
+            return key
+        stored = self.store.begin_tournament(
+            cfg.name, described, secrets.token_bytes(SECRET_BYTES)
         )
+        assert stored is not None
+        return stored
+
+    def pending(self) -> Plan:
+        """The pairings not yet stored (lazily), and how many there are."""
+        done = self.store.finished_ids(self.config.name)
+        stored = sum(1 for match_id in done if in_schedule(self.config, match_id))
+        todo = (p for p in round_robin(self.config, self.secret) if p.match_id not in done)
+        return Plan(schedule_size(self.config), stored, todo)
+
+    async def run(self, pairings: Iterable[Pairing] | None = None) -> TournamentRun:
+        """Play `pairings` (default: every pairing not yet stored). Raises `StorageError`
+        (after stopping every match cleanly) if results can no longer be stored."""
+        try:
+            return await self._run(pairings)
+        except BaseExceptionGroup as group:
+            failed, _rest = group.split(StorageError)
+            if failed is None:
+                raise
+            first: BaseException = failed
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+
+    async def _run(self, pairings: Iterable[Pairing] | None) -> TournamentRun:
+        cfg = self.config
+        todo: Iterable[Pairing]
+        if pairings is None:
+            plan = self.pending()
+            todo, skipped, count = plan, plan.stored, plan.todo
+        else:
+            todo = list(pairings)
+            skipped, count = 0, len(todo)
         for bot in cfg.bots:
             self.store.add_bot(bot.name, "launched" if bot.launched else "remote",
                                " ".join(bot.command))
@@ -103,32 +194,50 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        async with serve_referee(self.hub, cfg.listen, credentials=credentials) as server:
-            host = cfg.listen.rsplit(":", 1)[0]
-            if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
-                host = "127.0.0.1"
-            self.address = f"{host}:{server.port}"
-            log.info("tournament_start", tournament=cfg.name, address=self.address,
-                     matches=len(todo), already_done=skipped)
-            if self.on_listening:
-                self.on_listening(self.address)
-            async with trio.open_nursery() as nursery:
-                for pairing in todo:
-                    nursery.start_soon(self._play_limited, limiter, pairing)
-            with trio.move_on_after(5):
-                await self.hub.close_all()  # remote bots see a clean end of stream
-        if not self.pending()[0]:
+        async with trio.open_nursery() as storing:
+            storing.start_soon(self.storage.run)
+            try:
+                async with serve_referee(
+                    self.hub, cfg.listen, credentials=credentials
+                ) as server:
+                    host = cfg.listen.rsplit(":", 1)[0]
+                    if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch locally
+                        host = "127.0.0.1"
+                    self.address = f"{host}:{server.port}"
+                    log.info("tournament_start", tournament=cfg.name, address=self.address,
+                             matches=count, already_done=skipped)
+                    if self.on_listening:
+                        self.on_listening(self.address)
+                    async with trio.open_nursery() as nursery:
+                        # Lazily: a slot is taken before a pairing is even looked at, so a
+                        # schedule of 10^8 matches holds `concurrency` tasks, not 10^8.
+                        for pairing in todo:
+                            slot = object()
+                            await limiter.acquire_on_behalf_of(slot)
+                            nursery.start_soon(self._play_limited, limiter, slot, pairing)
+                    with trio.move_on_after(5):
+                        await self.hub.close_all()  # remote bots see a clean end of stream
+            finally:
+                self.storage.close()  # the worker stores what is queued, then returns
+                if self.storage.pending:
+                    log.info("storage_draining", waiting=self.storage.pending)
+        if pairings is None and self.pending().todo == 0:
             self.store.finish_tournament(cfg.name)
-        return TournamentRun(len(todo), skipped, self.address)
+        return TournamentRun(count, skipped, self.address)
 
-    async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
-        async with limiter:
+    async def _play_limited(
+        self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing
+    ) -> None:
+        try:
             report = await self.play(pairing)
+        finally:
+            limiter.release_on_behalf_of(slot)
         if self.on_match_done:
             self.on_match_done(pairing, report)
 
     async def play(self, pairing: Pairing) -> MatchReport:
-        """Play one pairing to its end, store it, and write its replay."""
+        """Play one pairing to its end and hand it to the storage worker (which writes its
+        replay and commits its row off the match path)."""
         cfg = self.config
         game = Match(pairing.variant, pairing.options, pairing.seed)
         seats: list[_Seat | None] = [None] * game.num_seats
@@ -158,13 +267,12 @@ class TournamentRunner:
             finally:
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
-            replay = replay_path(cfg, pairing.match_id)
-            write_replay(replay, report, time_control=cfg.time_control)
-            self.store.save_match(
-                cfg.name, report, options=pairing.options.as_dict(),
-                team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,
-                accounts=game.team_of,
-            )
+            self.storage.submit(StoreJob(
+                report=report, options=pairing.options.as_dict(),
+                team_bots=(pairing.teams[0].name, pairing.teams[1].name),
+                accounts=game.team_of, replay=replay_path(cfg, pairing.match_id),
+                time_control=cfg.time_control,
+            ))
         return report
 
     async def _take_seat(
@@ -190,7 +298,7 @@ class TournamentRunner:
             token = self.hub.new_token()
             self.hub.admit(token, bot.name)
             log_path = bot_logs(self.config) / (
-                f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
+                f"{file_stem(pairing.match_id)}.seat{seat}.{_safe(bot.name)[:32]}.log"
             )
             try:
                 process = await SeatProcess.start(
@@ -295,9 +403,9 @@ def _forfeit(pairing: Pairing, game: Match, seat: int, why: str) -> MatchReport:
 
 def bot_logs(config: TournamentConfig) -> Path:
     """The folder of the launched bots' output: one file per seat, stdout and stderr."""
-    return config.logs / _safe(config.name) / "bots"
+    return config.logs / file_stem(config.name) / "bots"
 
 
 def replay_path(config: TournamentConfig, match_id: str) -> Path:
-    """Where the replay of `match_id` is written."""
-    return config.replays / _safe(config.name) / f"{_safe(match_id)}.jsonl"
+    """Where the replay of `match_id` is written: one file per match id, by construction."""
+    return config.replays / file_stem(config.name) / f"{file_stem(match_id)}.jsonl"
