@@ -137,6 +137,9 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
 
     runner.on_match_done = on_done
     runner.on_listening = on_listening
+    runner.storage.on_state = lambda text: bar.console.print(
+        escape(text), style="yellow", highlight=False
+    )
     started = time.monotonic()
     try:
         with bar:

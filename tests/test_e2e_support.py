@@ -8,6 +8,7 @@ to itself, under tmp_path. Bots are given by absolute path, so the CLI may run i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -66,6 +67,7 @@ def write_config(
     max_strikes: int = 3,
     seed: int = 2026,
     extra: str = "",
+    secret_file: Path | None = None,
 ) -> Path:
     """Write `folder/<name>.toml`; database, replays and logs go in `folder` too."""
     if options is None:
@@ -80,6 +82,7 @@ def write_config(
         'database = "arena.db"',
         'replays = "replays"',
         'logs = "logs"',
+        *([f"secret_file = {_toml(str(secret_file))}"] if secret_file else []),
         "",
         "[time_control]",
         f"decision_ms = {decision_ms}",
@@ -135,17 +138,24 @@ def stored_matches(database: Path) -> list[dict[str, Any]]:
 
 
 def safe(text: str) -> str:
-    """How the runner turns a match id into a file name (runner._safe)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+    """How the runner turns a tournament name or match id into a file name: a readable
+    prefix and a hash of the exact text (runner.file_stem)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', text)[:48]}-{digest}"
 
 
 def expected_ids(
     tournament: str, bots: Iterable[str], variants: Iterable[str], games: int
 ) -> set[str]:
-    """The match ids of a round robin: every pair, every variant, `games` times."""
+    """The match ids of a round robin: every pair, every variant, `games` times (each part
+    escapes `%` and `:`)."""
     names = list(bots)
+
+    def esc(part: str) -> str:
+        return part.replace("%", "%25").replace(":", "%3A")
+
     return {
-        f"{tournament}:{variant}:{a}-{b}:{k}"
+        f"{esc(tournament)}:{variant}:{esc(a)}:{esc(b)}:{k}"
         for variant in variants
         for i, a in enumerate(names)
         for b in names[i + 1 :]

@@ -195,7 +195,7 @@ class TournamentRunner:
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
         async with trio.open_nursery() as storing:
-            storing.start_soon(self.storage.run)
+            storing.start_soon(self._store_results)
             try:
                 async with serve_referee(
                     self.hub, cfg.listen, credentials=credentials
@@ -224,6 +224,12 @@ class TournamentRunner:
         if pairings is None and self.pending().todo == 0:
             self.store.finish_tournament(cfg.name)
         return TournamentRun(count, skipped, self.address)
+
+    async def _store_results(self) -> None:
+        """The storage worker, shielded: on Ctrl-C the matches stop, but the results already
+        handed over are still stored (the worker ends once its queue is closed and empty)."""
+        with trio.CancelScope(shield=True):
+            await self.storage.run()
 
     async def _play_limited(
         self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing

@@ -17,6 +17,7 @@ import errno
 import math
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,6 +75,8 @@ class StorageWorker:
         self.pending = 0  # submitted and not yet stored
         self.stored = 0
         self.paused = False
+        # Told once when storing pauses and once when it resumes (the CLI prints it).
+        self.on_state: Callable[[str], None] | None = None
 
     def submit(self, job: StoreJob) -> None:
         """Hand a finished match over; returns at once."""
@@ -107,6 +110,13 @@ class StorageWorker:
                     raise StorageError(self._fatal(job, exc, why, waited)) from exc
                 delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
                 attempt += 1
+                if not self.paused and self.on_state is not None:
+                    cause = "the database is locked" if why == "locked" else "the disk is full"
+                    self.on_state(
+                        f"storing paused: {cause} ({exc}); matches go on and their results "
+                        f"wait in memory; retrying for up to {self.retry_s:g} s "
+                        "(storage.retry_ms)"
+                    )
                 self.paused = True
                 log.warning(
                     "storage_paused", reason=why, error=str(exc), match_id=job.report.match_id,
@@ -117,8 +127,10 @@ class StorageWorker:
                 continue
             if self.paused:
                 self.paused = False
-                log.info("storage_resumed", match_id=job.report.match_id,
-                         paused_for_s=round(time.monotonic() - (first_failure or 0), 3))
+                lasted = round(time.monotonic() - (first_failure or 0), 3)
+                log.info("storage_resumed", match_id=job.report.match_id, paused_for_s=lasted)
+                if self.on_state is not None:
+                    self.on_state(f"storing resumed after {lasted:.1f} s")
             return
 
     def _fatal(self, job: StoreJob, exc: BaseException, why: str | None, waited: float) -> str:
