@@ -85,6 +85,22 @@ def read_key_file(path: Path) -> bytes:
     return key
 
 
+def duplicate_pairs(pairings: Iterable[Pairing]) -> Iterator[list[Pairing]]:
+    """`pairings` in order, grouped: the two matches of a duplicate pair (adjacent in the
+    schedule, one seed) together, any other match alone."""
+    held: Pairing | None = None
+    for pairing in pairings:
+        if held is not None and held.seed == pairing.seed and held.variant == pairing.variant:
+            yield [held, pairing]
+            held = None
+            continue
+        if held is not None:
+            yield [held]
+        held = pairing
+    if held is not None:
+        yield [held]
+
+
 @dataclass
 class Plan:
     """What is left to play: `size` matches in all, `stored` of them already stored; iterate
@@ -209,12 +225,19 @@ class TournamentRunner:
                     if self.on_listening:
                         self.on_listening(self.address)
                     async with trio.open_nursery() as nursery:
-                        # Lazily: a slot is taken before a pairing is even looked at, so a
-                        # schedule of 10^8 matches holds `concurrency` tasks, not 10^8.
-                        for pairing in todo:
-                            slot = object()
-                            await limiter.acquire_on_behalf_of(slot)
-                            nursery.start_soon(self._play_limited, limiter, slot, pairing)
+                        # Lazily: slots are taken before a pairing is even looked at, so a
+                        # schedule of 10^8 matches holds `concurrency` tasks, not 10^8. The
+                        # two matches of a duplicate pair (same deals, sides swapped) start
+                        # together when two may run at once: neither has ended, and so
+                        # neither can tell a bot anything about the other's deals.
+                        for group in duplicate_pairs(todo):
+                            together = len(group) <= cfg.concurrency
+                            for batch in [group] if together else [[p] for p in group]:
+                                slots = [await self._slot(limiter) for _ in batch]
+                                for slot, pairing in zip(slots, batch, strict=True):
+                                    nursery.start_soon(
+                                        self._play_limited, limiter, slot, pairing
+                                    )
                     with trio.move_on_after(5):
                         await self.hub.close_all()  # remote bots see a clean end of stream
             finally:
@@ -224,6 +247,13 @@ class TournamentRunner:
         if pairings is None and self.pending().todo == 0:
             self.store.finish_tournament(cfg.name)
         return TournamentRun(count, skipped, self.address)
+
+    @staticmethod
+    async def _slot(limiter: trio.CapacityLimiter) -> object:
+        """Take one of the `concurrency` slots; released when its match ends."""
+        slot = object()
+        await limiter.acquire_on_behalf_of(slot)
+        return slot
 
     async def _store_results(self) -> None:
         """The storage worker, shielded: on Ctrl-C the matches stop, but the results already
