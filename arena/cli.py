@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import secrets
 import shlex
+import sqlite3
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import trio
@@ -47,7 +48,7 @@ if not out.is_terminal:
 err = Console(stderr=True, soft_wrap=True)
 
 
-def _fail(message: str, status: int = 2) -> None:
+def _fail(message: str, status: int = 2) -> NoReturn:
     """Print `message` as one error line (brackets kept: `[[bot]]` is not markup) and exit."""
     err.print(f"[bold red]error:[/] {escape(message)}")
     sys.exit(status)
@@ -99,8 +100,12 @@ def _print_tables(rows: list[MatchRow], label: str, variants: tuple[str, ...]) -
 
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
-    runner = TournamentRunner(config)
-    plan = runner.pending()
+    try:
+        runner = TournamentRunner(config)
+        plan = runner.pending()
+    except sqlite3.Error as exc:  # locked past the busy timeout, or broken, at start
+        _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
+              "same command again when the database is free", status=1)
     todo, done = plan.todo, plan.stored
     if done:
         err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play")
