@@ -133,7 +133,8 @@ def test_a_database_locked_by_another_process_pauses_storing_but_not_the_matches
     assert "storing paused: the database is locked" in err, explain(run)
     assert "storing resumed" in err, explain(run)
     assert "Traceback" not in err
-    events = [json.loads(line) for line in (tmp_path / "logs" / "locked.jsonl").open()]
+    log_text = (tmp_path / "logs" / "locked.jsonl").read_text(encoding="utf-8")
+    events = [json.loads(line) for line in log_text.splitlines()]
     paused = [e for e in events if e.get("event") == "storage_paused"]
     assert paused
     assert all(e["level"] == "warning" and e["reason"] == "locked" for e in paused)

@@ -244,7 +244,7 @@ class TournamentRunner:
                 self.storage.close()  # the worker stores what is queued, then returns
                 if self.storage.pending:
                     log.info("storage_draining", waiting=self.storage.pending)
-        if pairings is None and self.pending().todo == 0:
+        if self.pending().todo == 0:  # every match of the schedule is stored
             self.store.finish_tournament(cfg.name)
         return TournamentRun(count, skipped, self.address)
 
