@@ -32,11 +32,13 @@ from arena.tournament import (
     Store,
     TournamentConfig,
     TournamentRunner,
+    formats,
     load_config,
     standings,
 )
 from arena.tournament.config import parse_config, preflight
 from arena.tournament.runner import bot_logs
+from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
 from arena.tournament.store import MatchRow
 
@@ -64,38 +66,82 @@ def main() -> None:
     """
 
 
-def _print_standings(store: Store, tournament: str, variants: tuple[str, ...]) -> None:
-    _print_tables(store.matches(tournament), tournament, variants)
+def _print_standings(
+    store: Store, tournament: str, variants: tuple[str, ...], fmt: str = "table"
+) -> None:
+    _print_tables(store.matches(tournament), tournament, variants, fmt)
 
 
-def _print_tables(rows: list[MatchRow], label: str, variants: tuple[str, ...]) -> None:
-    """A standings table per variant played and an overall one, titled `label: ...`."""
+def _print_tables(
+    rows: list[MatchRow], label: str, variants: tuple[str, ...], fmt: str = "table"
+) -> None:
+    """A standings table and a crosstable per variant played and overall ones, titled
+    `label: ...`, as rich tables or as JSON, CSV or Markdown (`formats.FORMATS`)."""
     played = sorted({r.variant for r in rows}, key=lambda v: variants.index(v)
                     if v in variants else len(variants))
+    data: dict[str, dict[str, list[dict[str, object]]]] = {}
     for title, variant in [*((v, v) for v in played), ("overall", None)]:
-        table = Table(title=f"{label}: {title}", title_justify="left")
-        for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
-                     "pts-", "diff", "faults", "forfeits"):
-            table.add_column(name, justify="left" if name == "bot" else "right",
-                             no_wrap=name == "bot")
-        for rank, line in enumerate(standings(rows, variant), 1):
-            rating = line.rating
-            table.add_row(
-                str(rank), line.bot, str(line.matches), str(line.wins), str(line.losses),
-                f"{100 * line.score:.0f}",
-                f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
-                str(line.points_for), str(line.points_against),
-                f"{line.points_for - line.points_against:+d}", str(line.faults),
-                str(line.forfeits),
-            )
-        out.print(table)
+        lines = standings(rows, variant)
+        order = [line.bot for line in lines]
+        cross = crosstable(rows, variant)
+        heading = f"{label}: {title}"
+        if fmt == "json":
+            data[heading] = {"standings": formats.standings_rows(lines),
+                             "crosstable": formats.crosstable_rows(cross, order)}
+        elif fmt == "csv":
+            out.print(formats.to_csv(heading, formats.standings_rows(lines)), end="",
+                      markup=False, highlight=False)
+            out.print(formats.to_csv(f"{heading} crosstable",
+                                     formats.crosstable_rows(cross, order)),
+                      end="", markup=False, highlight=False)
+        elif fmt == "markdown":
+            out.print(formats.to_markdown(heading, formats.standings_rows(lines)),
+                      markup=False, highlight=False)
+            out.print(formats.to_markdown(f"{heading} crosstable",
+                                          formats.crosstable_rows(cross, order)),
+                      markup=False, highlight=False)
+        else:
+            _print_rich_tables(heading, lines, formats.crosstable_grid(cross, order))
+    if fmt == "json":
+        out.print(formats.to_json(data), end="", markup=False, highlight=False)
+        return
+    if fmt != "table":
+        return
     out.print("Elo: a Bradley-Terry fit of the wins and losses in each table, centred on the "
-              "field's average; ±95%: its 95 % error bar.")
+              "field's average; ±95%: its 95 % error bar. Crosstable: the row bot's wins-losses "
+              "against the column bot.")
     bad = [r for r in rows if r.termination != "normal"]
     if bad:
         out.print(f"{len(bad)} of {len(rows)} matches ended by a fault:")
         for r in bad:
-            out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}")
+            out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}", markup=False)
+
+
+def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -> None:
+    table = Table(title=heading, title_justify="left")
+    for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
+                 "pts-", "diff", "faults", "forfeits"):
+        table.add_column(name, justify="left" if name == "bot" else "right",
+                         no_wrap=name == "bot")
+    for rank, line in enumerate(lines, 1):
+        rating = line.rating
+        table.add_row(
+            str(rank), escape(line.bot), str(line.matches), str(line.wins), str(line.losses),
+            f"{100 * line.score:.0f}",
+            f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
+            str(line.points_for), str(line.points_against),
+            f"{line.points_for - line.points_against:+d}", str(line.faults),
+            str(line.forfeits),
+        )
+    out.print(table)
+    if len(grid) > 2:
+        cross = Table(title=f"{heading} crosstable", title_justify="left")
+        for i, name in enumerate(grid[0]):
+            cross.add_column(escape(name), justify="left" if i == 0 else "right",
+                             no_wrap=i == 0)
+        for row in grid[1:]:
+            cross.add_row(*(escape(cell) for cell in row))
+        out.print(cross)
 
 
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
@@ -194,10 +240,12 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @click.option("--secret-file", type=click.Path(path_type=Path),
               help="Key file of the deals' secret (created, mode 0600, if missing); "
               "overrides tournament.secret_file. Default: the secret is kept in the database.")
+@click.option("--replay-legal", is_flag=True, default=None,
+              help="Replays list each decision's legal actions (tournament.replay_legal).")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
-    secret_file: Path | None,
+    secret_file: Path | None, replay_legal: bool | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -215,7 +263,7 @@ def tournament(
                 config, time_control=replace(config.time_control, decision_ms=decision_ms)
             )
         config = _override(config, concurrency=concurrency, games=games, database=database,
-                           secret_file=secret_file)
+                           secret_file=secret_file, replay_legal=replay_legal)
         preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)
@@ -327,6 +375,8 @@ def match(
         pairing = next(iter(runner.pending()))
         if any(not b.launched for b in bots):
             runner.on_listening = lambda a: err.print(f"listening on {a}; waiting for bots")
+        played: list[MatchReport] = []
+        runner.on_match_done = lambda _pairing, report: played.append(report)
         try:
             trio.run(runner.run, [pairing])
         except StorageError as exc:
@@ -335,10 +385,27 @@ def match(
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
             f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
-            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}"
+            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
+            highlight=False, markup=False,
         )
         from arena.tournament.runner import replay_path
         out.print(f"replay: {replay_path(config, pairing.match_id)}")
+        if row.termination != "normal":
+            # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
+            outcome = played[0].outcome if played else None
+            seat = outcome.faulty_seat if outcome is not None else None
+            at_fault = row.faulty_bot or "nobody"
+            if seat is not None:
+                at_fault += f" (seat {seat})"
+            detail = outcome.detail if outcome is not None else ""
+            out.print(
+                f"ended by {row.termination}: at fault {at_fault}"
+                + (f": {detail}" if detail else ""),
+                highlight=False, markup=False,
+            )
+            if row.faulty_bot:
+                out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
+                sys.exit(1)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -417,7 +484,9 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
         sys.exit(130)
     finally:
         arena_logging.configure(stream=sys.stderr, level="error")  # closes the log file
-    reports = checking.analyse(checking.load_matches(runner.store, config), config.variants)
+    matches = checking.load_matches(runner.store, config)
+    fallbacks = checking.count_fallbacks(config, (row.id for row, _ in matches))
+    reports = checking.analyse(matches, config.variants, fallbacks=fallbacks)
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:
@@ -441,14 +510,17 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
 @click.argument("replay_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--quiet", is_flag=True, help="Only check; print nothing but the verdict.")
 def replay(replay_file: Path, quiet: bool) -> None:
-    """Print a match from its replay file and check that it replays to the same result."""
+    """Print a match from its replay file (format 1 or 2, docs/replay.md) and check that it
+    replays through the rules engine to the same lines, awards and result."""
     try:
         data = load_replay(replay_file)
         if not quiet:
             for line in describe(data):
                 out.print(line, highlight=False, markup=False)
         verify_replay(data)
-        out.print("replay check: OK (every action legal, same awards, same result)")
+        what = ("every line regenerated by the engine" if data.format >= 2
+                else "every action legal, same awards")
+        out.print(f"replay check: OK (format {data.format}: {what}, same result)")
     except ArenaError as exc:
         _fail(f"replay check failed: {exc}")
 
@@ -457,24 +529,37 @@ def replay(replay_file: Path, quiet: bool) -> None:
 @click.argument("tournament_name")
 @click.option("--database", type=click.Path(exists=True, path_type=Path),
               default=Path("arena.db"), show_default=True)
-def standings_cmd(tournament_name: str, database: Path) -> None:
-    """Print the standings of a stored tournament."""
+@click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
+              show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
+def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
+    """Print the standings and crosstables of a stored tournament."""
     store = Store(database)
     if not store.matches(tournament_name):
         known = ", ".join(store.tournaments()) or "none"
         _fail(f"no matches of tournament {tournament_name!r} in {database} "
               f"(tournaments there: {known})")
-    _print_standings(store, tournament_name, variant_names())
+    _print_standings(store, tournament_name, variant_names(), fmt)
 
 
-@main.command()
-@click.option("--database", type=click.Path(exists=True, path_type=Path),
+@main.group(invoke_without_command=True)
+@click.option("--database", type=click.Path(path_type=Path),
               default=Path("arena.db"), show_default=True)
 @click.option("--variant", "only", multiple=True,
               help="Only matches of these variants (repeatable). Default: every variant.")
-def ladder(database: Path, only: tuple[str, ...]) -> None:
-    """Print the ladder: every bot's standing and Elo over every match of every tournament
-    in the database (the same bot name is the same bot)."""
+@click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
+              show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
+@click.pass_context
+def ladder(ctx: click.Context, database: Path, only: tuple[str, ...], fmt: str) -> None:
+    """Print the ladder. With a ladder service's database (`arena ladder serve`), its table
+    (as `arena ladder show`); otherwise every bot's standing and Elo over every match of
+    every tournament in the database (the same bot name is the same bot)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not database.exists():
+        _fail(f"--database: {database} does not exist")
+    if ladder_cli.has_ladder(database):
+        ladder_cli.show_only_ladder(database, only, fmt)
+        return
     store = Store(database)
     try:
         chosen = {find_variant(v).name for v in only}
@@ -486,7 +571,7 @@ def ladder(database: Path, only: tuple[str, ...]) -> None:
     tournaments = len({r.tournament for r in rows})
     label = (f"ladder ({checking.plural(tournaments, 'tournament')}, "
              f"{checking.plural(len(rows), 'match', 'matches')})")
-    _print_tables(rows, label, variant_names())
+    _print_tables(rows, label, variant_names(), fmt)
 
 
 @main.command()
@@ -502,6 +587,10 @@ def variants() -> None:
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
 
+
+from arena import ladder_cli  # noqa: E402 (it uses this module's consoles)
+
+ladder_cli.register(main, ladder)
 
 if __name__ == "__main__":
     main()

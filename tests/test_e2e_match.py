@@ -6,6 +6,9 @@ with the bots given by absolute path.
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import os
 import re
 import subprocess
@@ -72,12 +75,12 @@ def test_arena_match_plays_a_python_bot_against_the_js_bot(
     assert replay.is_relative_to(tmp_path)
     lines = read_replay(replay)
     assert lines[0]["match_id"] == printed["id"]
-    assert lines[0]["seed"] != 5
+    assert lines[0]["seed"] != "5"  # format 2: seeds are strings; derived from 5 and a secret
     assert [s["bot"] for s in lines[0]["seats"]] == ["random_bot", "bot"]
     assert lines[-1]["points"] == list(points)
     (row,) = stored_matches(database)
     assert row["id"] == printed["id"]
-    assert row["seed"] == lines[0]["seed"]
+    assert str(row["seed"]) == lines[0]["seed"]
     assert row["termination"] == "normal"
     assert (row["points0"], row["points1"]) == points
     check = arena("replay", "--quiet", replay, cwd=tmp_path)
@@ -125,7 +128,7 @@ def test_the_same_seed_with_deterministic_bots_replays_the_same_match(tmp_path: 
     other = _play(tmp_path / "other", 6, "--secret-file", key)
     assert first[0]["match_id"] != again[0]["match_id"]
     assert _essence(first) == _essence(again)
-    assert sum(line["type"] == "action" for line in first) > 20  # ARENA_BOT_SEED 1 and this key: a long match
+    assert sum(line["type"] == "action" for line in first) > 20  # this key: a long match
     deals = [[ln["deal"] for ln in lines if ln["type"] == "hand"] for lines in (first, other)]
     assert deals[0][0] != deals[1][0]
 
@@ -140,7 +143,7 @@ def test_the_seed_alone_does_not_determine_the_deal(tmp_path: Path) -> None:
     deals = [[ln["deal"] for ln in lines if ln["type"] == "hand"] for lines in (first, again)]
     assert deals[0][0] != deals[1][0]
     assert first[0]["seed"] != again[0]["seed"]
-    assert 5 not in (first[0]["seed"], again[0]["seed"])
+    assert "5" not in (first[0]["seed"], again[0]["seed"])
 
 
 @pytest.mark.e2e
@@ -193,7 +196,9 @@ def test_the_ladder_rates_every_bot_over_every_tournament_in_the_database(
     make a ladder: `arena ladder` prints one table per variant and an overall one naming both
     bots, with the match counts of all three tournaments and the Elo of all their results;
     `--variant` keeps one variant's matches; `arena standings` of an unknown tournament names
-    the ones that exist."""
+    the ones that exist. `--format json|csv|markdown` give the same standings and crosstable as
+    data: the JSON's wins per bot match the stored rows, each crosstable cell mirrors its
+    opponent's, and CSV and Markdown carry the same rows."""
     database = tmp_path / "ladder.db"
     for variant, seed in (("argentine-1v1", 1), ("argentine-1v1", 2), ("mineiro-1v1", 3)):
         run = arena("match", variant, FIRST_LEGAL, RANDOM, *(SHORT if "arg" in variant else []),
@@ -220,6 +225,25 @@ def test_the_ladder_rates_every_bot_over_every_tournament_in_the_database(
             for line in overall.splitlines() if f" {bot} " in line
         )
         assert cells[1:5] == [bot, "3", str(won), str(3 - won)], overall
+    data = json.loads(arena("ladder", "--database", database, "--format", "json",
+                            cwd=tmp_path).stdout)
+    overall_data = data["ladder (3 tournaments, 3 matches): overall"]
+    assert {line["bot"]: line["won"] for line in overall_data["standings"]} == wins
+    cells = {(c["bot"], c["opponent"]): c for c in overall_data["crosstable"]}
+    assert set(cells) == {("first_legal", "random_bot"), ("random_bot", "first_legal")}
+    ab, ba = cells["first_legal", "random_bot"], cells["random_bot", "first_legal"]
+    assert (ab["played"], ab["won"], ab["lost"]) == (3, ba["lost"], ba["won"])
+    assert ab["won"] == wins["first_legal"]
+    text = arena("ladder", "--database", database, "--format", "csv", cwd=tmp_path).stdout
+    tables = [t for t in text.split("# ") if t]
+    overall_csv = next(t for t in tables if t.startswith("ladder (3 tournaments, 3 matches): "
+                                                            "overall\n"))
+    parsed = list(csv.DictReader(io.StringIO(overall_csv.split("\n", 1)[1])))
+    assert {r["bot"]: int(r["won"]) for r in parsed} == wins
+    markdown = arena("ladder", "--database", database, "--format", "markdown",
+                     cwd=tmp_path).stdout
+    assert "### ladder (3 tournaments, 3 matches): overall crosstable" in markdown
+    assert "| rank | bot | played | won | lost |" in markdown, markdown
     run = arena("ladder", "--database", database, "--variant", "mineiro-1v1", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     assert "ladder (1 tournament, 1 match): mineiro-1v1" in run.stdout, run.stdout

@@ -8,9 +8,12 @@
     concurrency = 4                 # matches played at the same time
     database = "arena.db"           # SQLite file (relative to the config file)
     replays = "replays"             # folder for one JSON-lines replay per match
+    replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
     listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
     secret_file = "arena.key"       # optional: the deals' secret key (default: in the database)
+    format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
+    challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
 
     [time_control]
     decision_ms = 1000              # per-decision deadline
@@ -110,6 +113,9 @@ class TournamentConfig:
     secret_file: Path | None = None  # the deals' key file (None: the key is in the database)
     busy_timeout_ms: int = 5_000  # one commit waits this long for another process's lock
     retry_ms: int = 300_000  # storing may stay paused (locked, full) this long, then stop
+    replay_legal: bool = False  # action lines of the replays list the legal actions
+    format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
+    challenger: str = ""
 
 
 INT32_MAX = 2**31 - 1  # protobuf int32: every time on the wire
@@ -126,7 +132,10 @@ _TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
     "secret_file",
+    "replay_legal",
+    "format", "challenger",
 }
+FORMATS = ("round-robin", "gauntlet")
 
 
 def _table(raw: dict[str, Any], key: str) -> dict[str, Any]:
@@ -167,6 +176,13 @@ def _int(
         raise ConfigError(f"{where}.{key}: must be at least {minimum}{zero}, got {value}{because}")
     if value > maximum:
         raise ConfigError(f"{where}.{key}: must be at most {maximum}, got {value}")
+    return value
+
+
+def _bool(table: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}: must be true or false, got {value!r}")
     return value
 
 
@@ -302,6 +318,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
     listen = _str(t, "listen", "tournament", "127.0.0.1:0", 300)
     _listen_address(listen)
     secret_file = t.get("secret_file")
+    fmt, challenger = _format(t, bots)
     return TournamentConfig(
         name=_name(t, "name", "tournament", "tournament"),
         bots=bots,
@@ -330,7 +347,25 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         ),
         busy_timeout_ms=_int(storage, "busy_timeout_ms", "storage", 5_000, 0),
         retry_ms=_int(storage, "retry_ms", "storage", 300_000, 0),
+        replay_legal=_bool(t, "replay_legal", "tournament", False),
+        format=fmt,
+        challenger=challenger,
     )
+
+
+def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:
+    """tournament.format and, for a gauntlet, tournament.challenger (a bot's name)."""
+    fmt = t.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(f"tournament.format: one of {', '.join(FORMATS)}, got {fmt!r}")
+    challenger = t.get("challenger", "")
+    names = [bot.name for bot in bots]
+    if fmt == "gauntlet" and challenger not in names:
+        raise ConfigError(f"tournament.challenger: a gauntlet needs the name of one of its "
+                          f"bots ({', '.join(names)}), got {challenger!r}")
+    if fmt != "gauntlet" and challenger:
+        raise ConfigError("tournament.challenger: only for format = \"gauntlet\"")
+    return fmt, challenger
 
 
 def _listen_address(listen: str) -> tuple[str, int]:

@@ -142,7 +142,7 @@ class TournamentRunner:
         self.hub = Hub(hello_timeout=config.hello_ms / 1000)
         self.store = Store(config.database, busy_timeout=config.busy_timeout_ms / 1000)
         self.storage = StorageWorker(self.store, config.name, retry_s=config.retry_ms / 1000)
-        self.secret = self._secret()
+        self._secret: bytes | None = None
         self.on_match_done = on_match_done
         self.on_listening = on_listening
         # Seconds a launched bot has to connect and say hello ([faults] connect_ms).
@@ -154,9 +154,16 @@ class TournamentRunner:
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
 
-    def _secret(self) -> bytes:
+    @property
+    def secret(self) -> bytes:
         """The tournament's secret: from its key file, else the one stored when it began
-        (a new one for a new tournament). Recording the tournament happens here."""
+        (a new one for a new tournament). Recording the tournament happens here, the first
+        time the schedule is asked for."""
+        if self._secret is None:
+            self._secret = self._load_secret()
+        return self._secret
+
+    def _load_secret(self) -> bytes:
         cfg = self.config
         described = {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)}
         if cfg.secret_file is not None:
@@ -211,6 +218,7 @@ class TournamentRunner:
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
         async with trio.open_nursery() as storing:
+            self.storage.running = True  # from now on matches queue their results
             storing.start_soon(self._store_results)
             try:
                 async with serve_referee(
@@ -303,11 +311,11 @@ class TournamentRunner:
             finally:
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
-            self.storage.submit(StoreJob(
+            await self.storage.hand_over(StoreJob(
                 report=report, options=pairing.options.as_dict(),
                 team_bots=(pairing.teams[0].name, pairing.teams[1].name),
                 accounts=game.team_of, replay=replay_path(cfg, pairing.match_id),
-                time_control=cfg.time_control,
+                time_control=cfg.time_control, legal=cfg.replay_legal,
             ))
         return report
 

@@ -88,7 +88,8 @@ def parse_match_id(text: str) -> tuple[str, str, str, str, int] | None:
 def schedule_size(config: TournamentConfig) -> int:
     """How many matches the round robin has."""
     n = len(config.bots)
-    return len(config.variants) * n * (n - 1) // 2 * config.games
+    pairs = n - 1 if config.format == "gauntlet" else n * (n - 1) // 2
+    return len(config.variants) * pairs * config.games
 
 
 def in_schedule(config: TournamentConfig, stored_id: str) -> bool:
@@ -101,15 +102,19 @@ def in_schedule(config: TournamentConfig, stored_id: str) -> bool:
     return (
         t == config.name and variant in config.variants and a in index and b in index
         and index[a] < index[b] and k < config.games
+        and (config.format != "gauntlet" or config.challenger in (a, b))
     )
 
 
 def round_robin(config: TournamentConfig, secret: bytes) -> Iterator[Pairing]:
-    """Every pair, every variant, `config.games` times, sides alternating; lazily."""
+    """Every pair, every variant, `config.games` times, sides alternating; lazily. A
+    gauntlet (`format = "gauntlet"`) keeps only the pairs of its challenger."""
     bots = config.bots
     for variant in config.variants:
         for i, a in enumerate(bots):
             for b in bots[i + 1 :]:
+                if config.format == "gauntlet" and config.challenger not in (a.name, b.name):
+                    continue  # a gauntlet: only the challenger's pairs
                 for k in range(config.games):
                     teams = (a, b) if k % 2 == 0 else (b, a)
                     seed = match_seed(secret, config.seed, variant, a.name, b.name, k // 2)

@@ -61,3 +61,43 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
         lines.values(),
         key=lambda x: (-x.score, -(x.points_for - x.points_against), x.bot),
     )
+
+
+@dataclass
+class Cell:
+    """One bot's record against one opponent (a crosstable cell, from the row bot's side)."""
+
+    matches: int = 0
+    wins: int = 0
+    losses: int = 0
+    points_for: int = 0
+    points_against: int = 0
+
+    @property
+    def score(self) -> float:
+        """Wins per match, a match with no winner counting half."""
+        if not self.matches:
+            return 0.0
+        return (self.wins + (self.matches - self.wins - self.losses) / 2) / self.matches
+
+
+def crosstable(
+    rows: Iterable[MatchRow], variant: str | None = None
+) -> dict[str, dict[str, Cell]]:
+    """Every bot's record against every opponent it met: `table[bot][opponent]`."""
+    table: dict[str, dict[str, Cell]] = {}
+    for row in rows:
+        if (variant is not None and row.variant != variant) or row.bot0 == row.bot1:
+            continue
+        bots = (row.bot0, row.bot1)
+        points = (row.points0, row.points1)
+        for side, bot in enumerate(bots):
+            cell = table.setdefault(bot, {}).setdefault(bots[1 - side], Cell())
+            cell.matches += 1
+            cell.points_for += points[side]
+            cell.points_against += points[1 - side]
+            if row.winner_team == side:
+                cell.wins += 1
+            elif row.winner_team is not None:
+                cell.losses += 1
+    return table

@@ -48,6 +48,7 @@ class StoreJob:
     accounts: tuple[int, ...]
     replay: Path
     time_control: TimeControl
+    legal: bool = False  # action lines list the legal actions ([tournament] replay_legal)
     replay_written: bool = False
 
 
@@ -73,6 +74,7 @@ class StorageWorker:
         self.retry_s = retry_s
         self._send, self._receive = trio.open_memory_channel[StoreJob](math.inf)
         self.pending = 0  # submitted and not yet stored
+        self.running = False  # `run` is consuming the queue
         self.stored = 0
         self.paused = False
         # Told once when storing pauses and once when it resumes (the CLI prints it).
@@ -83,17 +85,30 @@ class StorageWorker:
         self.pending += 1
         self._send.send_nowait(job)
 
+    async def hand_over(self, job: StoreJob) -> None:
+        """Queue `job` if the worker runs (a tournament); otherwise (a match played by
+        another driver, e.g. the ladder) store it now, still off the trio thread."""
+        if self.running:
+            self.submit(job)
+            return
+        await self._store(job)
+        self.stored += 1
+
     def close(self) -> None:
         """No more jobs: `run` returns once the queued ones are stored."""
         self._send.close()
 
     async def run(self) -> None:
         """Store every submitted job, in order; raise `StorageError` when storing failed."""
-        async with self._receive:
-            async for job in self._receive:
-                await self._store(job)
-                self.pending -= 1
-                self.stored += 1
+        self.running = True
+        try:
+            async with self._receive:
+                async for job in self._receive:
+                    await self._store(job)
+                    self.pending -= 1
+                    self.stored += 1
+        finally:
+            self.running = False
 
     async def _store(self, job: StoreJob) -> None:
         first_failure: float | None = None
@@ -145,7 +160,9 @@ class StorageWorker:
     def _write(self, job: StoreJob) -> None:
         """The disk work of one job (in a worker thread)."""
         if not job.replay_written:
-            write_replay(job.replay, job.report, time_control=job.time_control)
+            write_replay(
+                job.replay, job.report, time_control=job.time_control, legal=job.legal
+            )
             job.replay_written = True
         self.store.save_match(
             self.tournament, job.report, options=job.options, team_bots=job.team_bots,
