@@ -32,6 +32,9 @@ SHORT = {"target": 15, "chicos": 1}
 CLI_TIMEOUT = 240  # seconds: a hung run fails the test instead of hanging the suite
 
 
+FIXED_KEY = "c3" * 32  # the deals' secret of the tests' tournaments (see write_config)
+
+
 def python_bot(path: Path, *args: str) -> list[str]:
     """The command of a Python bot (the referee runs `python` as its own interpreter)."""
     return ["python", str(path), *args]
@@ -68,8 +71,15 @@ def write_config(
     seed: int = 2026,
     extra: str = "",
     secret_file: Path | None = None,
+    fixed_secret: bool = True,
 ) -> Path:
-    """Write `folder/<name>.toml`; database, replays and logs go in `folder` too."""
+    """Write `folder/<name>.toml`; database, replays and logs go in `folder` too. Unless
+    `secret_file` is given or `fixed_secret` is False (the secret then lives in the
+    database, new for every tournament), the deals' secret is FIXED_KEY in `<name>.key`, so
+    a test plays the same deals every run."""
+    if secret_file is None and fixed_secret:
+        secret_file = folder / f"{name}.key"
+        secret_file.write_text(FIXED_KEY + "\n", encoding="ascii")
     if options is None:
         options = {v: SHORT for v in variants if v.startswith("argentine")}
     lines = [

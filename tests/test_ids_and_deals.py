@@ -133,7 +133,7 @@ def test_a_tournament_keeps_its_stored_secret_and_fresh_draws_a_new_one(tmp_path
     lost from the database and played again on resume gets the same seed (and so the same
     deals); `--fresh` draws a new secret, so every seed changes; a second tournament of the
     same config in another folder has other seeds."""
-    rows = _run(tmp_path, "kept", ["x", "y"], games=2)
+    rows = _run(tmp_path, "kept", ["x", "y"], games=2, fixed_secret=False)
     seeds = {r["id"]: r["seed"] for r in rows}
     with closing(sqlite3.connect(tmp_path / "arena.db")) as db:
         (secret,) = db.execute("SELECT secret FROM tournaments WHERE name = 'kept'").fetchone()
@@ -151,5 +151,5 @@ def test_a_tournament_keeps_its_stored_secret_and_fresh_draws_a_new_one(tmp_path
     assert renewed.keys() == seeds.keys()
     assert all(renewed[i] != seeds[i] for i in seeds)
     (tmp_path / "other").mkdir()
-    other = _run(tmp_path / "other", "kept", ["x", "y"], games=2)
+    other = _run(tmp_path / "other", "kept", ["x", "y"], games=2, fixed_secret=False)
     assert all(r["seed"] != seeds[r["id"]] for r in other)

@@ -28,7 +28,7 @@ BOTS = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
 
 def _config(folder: Path, games: int = 1, concurrency: int = 4) -> Path:
     return write_config(folder, name="v", bots=BOTS, variants=["argentine-1v1"], games=games,
-                        concurrency=concurrency)
+                        concurrency=concurrency, fixed_secret=False)
 
 
 def _edit(path: Path, old: str, new: str) -> Path:
