@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import enum
 import glob
-import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -41,7 +40,7 @@ from arena.replay import Replay, load_replay
 from arena.rules import Action, ActionKind, Match, Options, find_variant, parse_card
 from arena.sdk import FALLBACK_MARK
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
-from arena.tournament.runner import bot_logs, replay_path
+from arena.tournament.runner import bot_logs, file_stem, replay_path
 from arena.tournament.store import MatchRow, Store
 
 CANDIDATE = "candidate"
@@ -411,7 +410,7 @@ def count_fallbacks(config: TournamentConfig, match_ids: Iterable[str]) -> dict[
     folder = bot_logs(config)
     counts: dict[str, int] = {}
     for match_id in match_ids:
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", match_id)  # as the runner names the files
+        safe = file_stem(match_id)  # as the runner names the files
         counts[match_id] = sum(
             fallback_lines(path.read_text(encoding="utf-8", errors="replace"))
             for path in folder.glob(f"{glob.escape(safe)}.seat*.{CANDIDATE}.log")

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import secrets
 import shlex
+import sqlite3
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 import trio
@@ -35,9 +36,10 @@ from arena.tournament import (
     load_config,
     standings,
 )
-from arena.tournament.config import parse_config
+from arena.tournament.config import parse_config, preflight
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
+from arena.tournament.storage import StorageError
 from arena.tournament.store import MatchRow
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
@@ -59,9 +61,10 @@ def _warn_unsandboxed(runner: TournamentRunner) -> None:
         )
 
 
-def _fail(message: str) -> None:
-    err.print(f"[bold red]error:[/] {message}")
-    sys.exit(2)
+def _fail(message: str, status: int = 2) -> NoReturn:
+    """Print `message` as one error line (brackets kept: `[[bot]]` is not markup) and exit."""
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    sys.exit(status)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -154,27 +157,43 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
 
 def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
-    runner = TournamentRunner(config)
-    _warn_unsandboxed(runner)
-    todo, done = runner.pending()
+    try:
+        runner = TournamentRunner(config)
+        _warn_unsandboxed(runner)
+        plan = runner.pending()
+    except sqlite3.Error as exc:  # locked past the busy timeout, or broken, at start
+        _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
+              "same command again when the database is free", status=1)
+    todo, done = plan.todo, plan.stored
     if done:
-        err.print(f"resuming {config.name}: {done} matches already stored, {len(todo)} to play")
+        err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play")
+    elif not progress:
+        err.print(f"{config.name}: {todo} matches to play", markup=False, highlight=False)
     bar = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, disable=not progress, transient=False,
     )
-    task = bar.add_task(config.name, total=len(todo))
+    task = bar.add_task(config.name, total=todo)
+    played = 0
+    last_line = time.monotonic()
 
     def on_done(pairing: Pairing, report: MatchReport) -> None:
+        nonlocal played, last_line
         bar.advance(task)
+        played += 1
+        now = time.monotonic()
+        if not progress and (now - last_line >= 10 or played == todo):
+            last_line = now  # no bar (not a terminal): a progress line every 10 s
+            err.print(f"progress: {played} of {todo} matches played, "
+                      f"{runner.storage.pending} waiting to be stored", highlight=False)
         o = report.outcome
         if not o.normal:
             who = ("no winner" if o.faulty_seat is None
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
-            bar.console.print(
-                f"[yellow]{pairing.match_id}: {o.termination.name.lower()} "
+            bar.console.print(escape(
+                f"{pairing.match_id}: {o.termination.name.lower()} "
                 f"({who}): {o.detail.splitlines()[0] if o.detail else ''}"
-            )
+            ), style="yellow", highlight=False)
 
     def on_listening(address: str) -> None:
         if announce:
@@ -192,6 +211,9 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
     runner.on_match_done = on_done
     runner.on_listening = on_listening
     runner.on_presence = on_presence
+    runner.storage.on_state = lambda text: bar.console.print(
+        escape(text), style="yellow", highlight=False
+    )
     started = time.monotonic()
     try:
         with bar:
@@ -204,7 +226,9 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
             "run the same command again to resume."
         )
         sys.exit(130)
-    err.print(f"played {len(todo)} matches in {time.monotonic() - started:.1f} s; "
+    except StorageError as exc:
+        _fail(str(exc), status=1)
+    err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
               f"results in {config.database}, replays in {config.replays}")
     _print_standings(runner.store, config.name, config.variants)
 
@@ -234,13 +258,17 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @click.option("--decision-ms", type=click.IntRange(min=1), help="Per-decision deadline.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--fresh", is_flag=True,
-              help="Forget this tournament's stored matches and play it all again.")
+              help="Forget this tournament's stored matches and play it all again (with a "
+              "new secret, unless a key file is given).")
+@click.option("--secret-file", type=click.Path(path_type=Path),
+              help="Key file of the deals' secret (created, mode 0600, if missing); "
+              "overrides tournament.secret_file. Default: the secret is kept in the database.")
 @click.option("--replay-legal", is_flag=True, default=None,
               help="Replays list each decision's legal actions (tournament.replay_legal).")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
-    replay_legal: bool | None,
+    secret_file: Path | None, replay_legal: bool | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -258,7 +286,8 @@ def tournament(
                 config, time_control=replace(config.time_control, decision_ms=decision_ms)
             )
         config = _override(config, concurrency=concurrency, games=games, database=database,
-                           replay_legal=replay_legal)
+                           secret_file=secret_file, replay_legal=replay_legal)
+        preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)
         _run(config, progress=not no_progress and err.is_terminal)
@@ -274,6 +303,7 @@ def serve(config_file: Path, listen: str | None) -> None:
     tokens (from the config's [[bot]] tables), then play the round robin."""
     try:
         config = _override(load_config(config_file), listen=listen)
+        preflight(config)
         if any(b.launched for b in config.bots):
             err.print("note: bots with a command are launched by the referee as usual")
         _run(config, progress=err.is_terminal, announce=True)
@@ -323,14 +353,23 @@ def _option_value(text: str) -> Any:
 @click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
               help="A variable of this environment the launched bots also get (repeatable; "
               "[sandbox] pass_env).")
+@click.option("--writable", "writable", multiple=True, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="A folder the launched bots may write in (repeatable; [sandbox] writable).")
+@click.option("--secret-file", type=click.Path(path_type=Path),
+              help="Key file of the deals' secret (created if missing): with the same file "
+              "and --seed the deals repeat. Default: a new random secret every run.")
 def match(
     variant: str, bot_a: str, bot_b: str, seed: int, options: tuple[str, ...],
     decision_ms: int, database: Path, listen: str, pass_env: tuple[str, ...],
+    writable: tuple[Path, ...], secret_file: Path | None,
 ) -> None:
     """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
 
     A bot is a command the referee launches (one process per seat), optionally named:
     'random=python sample_bots/random_bot.py'; or a remote bot: 'remote:NAME:TOKEN'.
+    The deal derives from --seed and a secret (see --secret-file): the seed alone, which a
+    bot may know, does not determine it.
     """
     try:
         find_variant(variant)
@@ -353,10 +392,12 @@ def match(
                 "name": f"match-{int(time.time())}-{secrets.token_hex(3)}", "seed": seed,
                 "games": 1,
                 "variants": [variant], "database": str(database), "listen": listen,
+                **({"secret_file": str(secret_file)} if secret_file is not None else {}),
             },
             "options": {variant: opts} if opts else {},
             "time_control": {"decision_ms": decision_ms},
-            "sandbox": {"pass_env": list(pass_env)},
+            "sandbox": {"pass_env": list(pass_env),
+                        "writable": [str(w.resolve()) for w in writable]},
             "bot": [
                 {"name": b.name, **({"command": list(b.command), "protocol": b.protocol}
                                      if b.launched else {"token": b.token})}
@@ -364,16 +405,19 @@ def match(
             ],
         }
         config = parse_config(raw, base=cwd)
+        preflight(config)
         arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
-        pairing = runner.pending()[0][0]
-        pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
+        pairing = next(iter(runner.pending()))
         if any(not b.launched for b in bots):
             runner.on_listening = lambda a: err.print(f"listening on {a}; waiting for bots")
         played: list[MatchReport] = []
         runner.on_match_done = lambda _pairing, report: played.append(report)
-        trio.run(runner.run, [pairing])
+        try:
+            trio.run(runner.run, [pairing])
+        except StorageError as exc:
+            _fail(str(exc), status=1)
         row = runner.store.matches(config.name)[0]
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
@@ -456,7 +500,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
     _warn_unsandboxed(runner)
-    todo = runner.pending()[0]
+    todo = runner.pending().todo
     out.print(
         f"checking {command!r} against the sample random bot: "
         f"{checking.plural(len(config.variants), 'variant')} x "
@@ -468,7 +512,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TimeElapsedColumn(), console=err, disable=not err.is_terminal, transient=True,
     )
-    task = bar.add_task("check", total=len(todo))
+    task = bar.add_task("check", total=todo)
     runner.on_match_done = lambda _pairing, _report: bar.advance(task)
     try:
         with bar:

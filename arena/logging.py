@@ -14,6 +14,7 @@ most the last second of lines.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import logging
 import sys
@@ -43,7 +44,8 @@ def configure(
     call is flushed and closed."""
     global _file
     if _file is not None:
-        _file.close()
+        with contextlib.suppress(OSError):  # its last lines may not fit on a full disk
+            _file.close()
         _file = None
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
@@ -85,7 +87,8 @@ def get_logger(**bound: Any) -> Any:
 def _close() -> None:
     global _file
     if _file is not None:
-        _file.close()
+        with contextlib.suppress(OSError):
+            _file.close()
         _file = None
 
 
@@ -135,14 +138,20 @@ class _LineFile:
         self._file = file
         self._lock = threading.Lock()
         self._due = time.monotonic() + FLUSH_SECONDS
+        self.dropped = 0  # lines lost to a write error (a full disk)
 
     def msg(self, line: str, flush: bool = False) -> None:
         with self._lock:
-            self._file.write(line + "\n")
             now = time.monotonic()
-            if flush or now >= self._due:
-                self._file.flush()
-                self._due = now + FLUSH_SECONDS
+            try:
+                self._file.write(line + "\n")
+                if flush or now >= self._due:
+                    self._file.flush()
+                    self._due = now + FLUSH_SECONDS
+            except OSError as exc:  # a full disk must not stop the matches: drop the line
+                self.dropped += 1
+                if self.dropped == 1:
+                    print(f"warning: log lines are being dropped: {exc}", file=sys.stderr)
 
     log = debug = info = warn = warning = msg
     fatal = failure = err = error = critical = exception = msg

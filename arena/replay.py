@@ -16,6 +16,7 @@ header and the result is regenerated and compared, for format 1 the awards and t
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -344,13 +345,21 @@ def report_lines(
 def write_replay(
     path: Path, report: MatchReport, *, time_control: TimeControl | None, legal: bool = False
 ) -> None:
-    """Write the replay file atomically (a temporary file renamed into place)."""
+    """Write the replay file atomically: a temporary file, flushed to disk, renamed into
+    place. A failed write (a full disk) removes the temporary file and leaves any earlier
+    file at `path` as it was."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as out:
-        for line in report_lines(report, time_control=time_control, legal=legal):
-            out.write(json.dumps(line, separators=(",", ":")) + "\n")
-    tmp.replace(path)
+    try:
+        with tmp.open("w", encoding="utf-8") as out:
+            for line in report_lines(report, time_control=time_control, legal=legal):
+                out.write(json.dumps(line, separators=(",", ":")) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 @dataclass

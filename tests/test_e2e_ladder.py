@@ -264,8 +264,8 @@ def test_a_gauntlet_tournament_plays_the_challenger_against_the_field(tmp_path: 
     assert run.returncode == 0, explain(run)
     stored = rows(tmp_path / "arena.db")
     assert sorted(r["id"] for r in stored) == [
-        "g:mineiro-1v1:new-folder:0", "g:mineiro-1v1:new-folder:1",
-        "g:mineiro-1v1:new-random:0", "g:mineiro-1v1:new-random:1"]
+        "g:mineiro-1v1:new:folder:0", "g:mineiro-1v1:new:folder:1",
+        "g:mineiro-1v1:new:random:0", "g:mineiro-1v1:new:random:1"]
 
 
 def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token(

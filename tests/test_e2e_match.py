@@ -51,8 +51,8 @@ def test_arena_match_plays_a_python_bot_against_the_js_bot(
 ) -> None:
     """`arena match argentine-1v1 "python random_bot.py" "node bot.js" --seed 5` exits 0 and
     prints the result (the match played to the end, the winner, the points) and the path of a
-    replay that holds that match with seed 5 and passes `arena replay`; the database has the
-    same result."""
+    replay that holds that match and its match seed (derived from seed 5 and a secret, so not
+    5) and passes `arena replay`; the database has the same result and seed."""
     database = tmp_path / "match.db"
     run = arena(
         "match",
@@ -75,11 +75,12 @@ def test_arena_match_plays_a_python_bot_against_the_js_bot(
     assert replay.is_relative_to(tmp_path)
     lines = read_replay(replay)
     assert lines[0]["match_id"] == printed["id"]
-    assert lines[0]["seed"] == "5"  # replay format 2: seeds are strings (63-bit safe)
+    assert lines[0]["seed"] != "5"  # format 2: seeds are strings; derived from 5 and a secret
     assert [s["bot"] for s in lines[0]["seats"]] == ["random_bot", "bot"]
     assert lines[-1]["points"] == list(points)
     (row,) = stored_matches(database)
     assert row["id"] == printed["id"]
+    assert str(row["seed"]) == lines[0]["seed"]
     assert row["termination"] == "normal"
     assert (row["points0"], row["points1"]) == points
     check = arena("replay", "--quiet", replay, cwd=tmp_path)
@@ -94,7 +95,7 @@ def _essence(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: v for k, v in line.items() if k not in varying} for line in lines]
 
 
-def _play(folder: Path, seed: int) -> list[dict[str, Any]]:
+def _play(folder: Path, seed: int, *extra: str | Path) -> list[dict[str, Any]]:
     folder.mkdir()
     run = arena(
         "match",
@@ -108,6 +109,7 @@ def _play(folder: Path, seed: int) -> list[dict[str, Any]]:
         folder / "match.db",
         "--pass-env",
         "ARENA_BOT_SEED",
+        *extra,
         cwd=folder,
         env={"ARENA_BOT_SEED": "1"},
     )
@@ -117,17 +119,33 @@ def _play(folder: Path, seed: int) -> list[dict[str, Any]]:
 
 @pytest.mark.e2e
 def test_the_same_seed_with_deterministic_bots_replays_the_same_match(tmp_path: Path) -> None:
-    """Two runs of `arena match --seed 5` between deterministic bots (first legal action, and
-    the random bot with a fixed ARENA_BOT_SEED) give the same replay but for ids, times and
-    latencies: the same deals, actions, awards and result. Seed 6 deals other cards."""
-    first = _play(tmp_path / "first", 5)
-    again = _play(tmp_path / "again", 5)
-    other = _play(tmp_path / "other", 6)
+    """Two runs of `arena match --seed 5 --secret-file KEY` (one fixed key file) between
+    deterministic bots (first legal action, and the random bot with a fixed ARENA_BOT_SEED)
+    give the same replay but for ids, times and latencies: the same deals, actions, awards
+    and result. Seed 6 deals other cards."""
+    key = tmp_path / "match.key"
+    key.write_text("5a" * 32 + "\n", encoding="ascii")
+    first = _play(tmp_path / "first", 5, "--secret-file", key)
+    again = _play(tmp_path / "again", 5, "--secret-file", key)
+    other = _play(tmp_path / "other", 6, "--secret-file", key)
     assert first[0]["match_id"] != again[0]["match_id"]
     assert _essence(first) == _essence(again)
-    assert sum(line["type"] == "action" for line in first) > 20  # ARENA_BOT_SEED 1: 42
+    assert sum(line["type"] == "action" for line in first) > 20  # this key: a long match
     deals = [[ln["deal"] for ln in lines if ln["type"] == "hand"] for lines in (first, other)]
     assert deals[0][0] != deals[1][0]
+
+
+@pytest.mark.e2e
+def test_the_seed_alone_does_not_determine_the_deal(tmp_path: Path) -> None:
+    """Without a key file every `arena match` draws a new secret: two runs with the same
+    --seed (which a bot may know) deal different cards, and the replay keeps the match seed
+    the deals were drawn from (not the --seed given)."""
+    first = _play(tmp_path / "first", 5)
+    again = _play(tmp_path / "again", 5)
+    deals = [[ln["deal"] for ln in lines if ln["type"] == "hand"] for lines in (first, again)]
+    assert deals[0][0] != deals[1][0]
+    assert first[0]["seed"] != again[0]["seed"]
+    assert "5" not in (first[0]["seed"], again[0]["seed"])
 
 
 @pytest.mark.e2e
@@ -169,7 +187,7 @@ def test_two_matches_at_once_on_one_database_are_both_stored(tmp_path: Path) -> 
     assert len(rows) == 2
     assert printed[0][1] != printed[1][1]
     assert all(p[1].is_file() for p in printed)
-    assert sorted(r["seed"] for r in rows) == [1, 2]
+    assert len({r["seed"] for r in rows}) == 2  # --seed 1 and 2: two match seeds
 
 
 @pytest.mark.e2e

@@ -8,6 +8,7 @@ to itself, under tmp_path. Bots are given by absolute path, so the CLI may run i
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -34,6 +35,9 @@ PASS_ENV = (
     "PYTHONDONTWRITEBYTECODE",
 )
 CLI_TIMEOUT = 240  # seconds: a hung run fails the test instead of hanging the suite
+
+
+FIXED_KEY = "c3" * 32  # the deals' secret of the tests' tournaments (see write_config)
 
 
 def python_bot(path: Path, *args: str) -> list[str]:
@@ -72,10 +76,18 @@ def write_config(
     seed: int = 2026,
     extra: str = "",
     writable: Sequence[str] = (),
+    secret_file: Path | None = None,
+    fixed_secret: bool = True,
 ) -> Path:
     """Write `folder/<name>.toml`; database, replays and logs go in `folder` too. Launched
     bots get the tests' variables (`PASS_ENV`) through the sandbox; `writable` names folders
-    (relative to `folder`) they may write into (a dump folder)."""
+    (relative to `folder`) they may write into (a dump folder). Unless `secret_file` is given
+    or `fixed_secret` is False (the secret then lives in the database, new for every
+    tournament), the deals' secret is FIXED_KEY in `<name>.key`, so a test plays the same
+    deals every run."""
+    if secret_file is None and fixed_secret:
+        secret_file = folder / f"{name}.key"
+        secret_file.write_text(FIXED_KEY + "\n", encoding="ascii")
     if options is None:
         options = {v: SHORT for v in variants if v.startswith("argentine")}
     lines = [
@@ -88,6 +100,7 @@ def write_config(
         'database = "arena.db"',
         'replays = "replays"',
         'logs = "logs"',
+        *([f"secret_file = {_toml(str(secret_file))}"] if secret_file else []),
         "",
         "[time_control]",
         f"decision_ms = {decision_ms}",
@@ -147,17 +160,24 @@ def stored_matches(database: Path) -> list[dict[str, Any]]:
 
 
 def safe(text: str) -> str:
-    """How the runner turns a match id into a file name (runner._safe)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+    """How the runner turns a tournament name or match id into a file name: a readable
+    prefix and a hash of the exact text (runner.file_stem)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', text)[:48]}-{digest}"
 
 
 def expected_ids(
     tournament: str, bots: Iterable[str], variants: Iterable[str], games: int
 ) -> set[str]:
-    """The match ids of a round robin: every pair, every variant, `games` times."""
+    """The match ids of a round robin: every pair, every variant, `games` times (each part
+    escapes `%` and `:`)."""
     names = list(bots)
+
+    def esc(part: str) -> str:
+        return part.replace("%", "%25").replace(":", "%3A")
+
     return {
-        f"{tournament}:{variant}:{a}-{b}:{k}"
+        f"{esc(tournament)}:{variant}:{esc(a)}:{esc(b)}:{k}"
         for variant in variants
         for i, a in enumerate(names)
         for b in names[i + 1 :]

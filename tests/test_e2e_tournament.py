@@ -99,7 +99,7 @@ def test_full_round_robin_stores_every_match_played_to_the_end(full: Played) -> 
     assert len(full.rows) == pairs * len(ALL_VARIANTS) * 2
     assert {r["id"] for r in full.rows} == expected_ids("full", names, ALL_VARIANTS, 2)
     for row in full.rows:
-        _, variant, _, game = row["id"].split(":")
+        _, variant, _, _, game = row["id"].split(":")
         first, second = (row["bot0"], row["bot1"]) if game == "0" else (row["bot1"], row["bot0"])
         assert names.index(first) < names.index(second), row
         assert row["variant"] == variant
@@ -244,10 +244,14 @@ def faulty(tmp_path_factory: pytest.TempPathFactory, js_random: list[str]) -> Pl
     bots = {"random": RANDOM, "js-random": [*js_random, "--seed", "7"]} | {
         name: bot_cmd(name) for name in FAULTS
     }
+    folder = tmp_path_factory.mktemp("faulty")
+    key = folder / "arena.key"  # a fixed secret: the same deals every run
+    key.write_text("7a" * 32 + "\n", encoding="ascii")
     return _play(
-        tmp_path_factory.mktemp("faulty"),
+        folder,
         "faulty",
         bots,
+        secret_file=key,
         env={"ARENA_BOT_SEED": "7"},
         variants=["argentine-1v1"],
         games=1,

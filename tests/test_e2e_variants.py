@@ -59,7 +59,7 @@ command = ["node", "{ROOT / 'sample_bots' / 'js_random' / 'bot.js'}"]
         if row.variant == "argentine-gallo":
             assert row.seat_bots == (row.bot0, row.bot1, row.bot1)
     assert {r.bot0 for r in rows if r.variant == "argentine-gallo"} == {"heuristic", "js"}
-    replays = sorted((tmp_path / "replays" / "new").glob("*.jsonl"))
+    replays = sorted((tmp_path / "replays").glob("new-*/*.jsonl"))  # new-<hash>/
     assert len(replays) == len(rows)
     for replay in replays:
         check = subprocess.run(

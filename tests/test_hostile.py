@@ -145,8 +145,11 @@ class Played:
 def _tournament(folder: Path, name: str, bots: dict[str, list[str]]) -> Played:
     dumps = folder / "told"
     dumps.mkdir()
+    key = folder / "arena.key"  # one secret for both tournaments: the same seed, same deals
+    key.write_text("4b" * 32 + "\n", encoding="ascii")
     config = write_config(
         folder,
+        secret_file=key,
         name=name,
         bots=bots,
         variants=VARIANTS,

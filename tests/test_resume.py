@@ -68,8 +68,17 @@ OUTCOME = (
 )
 
 
+KEY = "5e" * 32  # the deals' secret, shared by the interrupted and the reference runs
+
+
 def _config(folder: Path) -> Path:
-    return write_config(folder, name=NAME, bots=BOTS, variants=VARIANTS, games=GAMES, concurrency=2)
+    """The tournament's config in `folder`, with the same key file as every other folder (the
+    deals depend on the secret: same config + same secret = same matches)."""
+    key = folder / "arena.key"
+    if not key.exists():
+        key.write_text(KEY + "\n", encoding="ascii")
+    return write_config(folder, name=NAME, bots=BOTS, variants=VARIANTS, games=GAMES,
+                        concurrency=2, secret_file=key)
 
 
 def _env(mark: str) -> dict[str, str]:

@@ -11,6 +11,7 @@
     replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
     listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
+    secret_file = "arena.key"       # optional: the deals' secret key (default: in the database)
     format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
     challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
 
@@ -27,6 +28,11 @@
     hello_ms = 10000                # an open stream must say hello within this, or is closed
     no_show_ms = 60000              # a remote bot that has not connected by then forfeits
     max_pending = 256               # streams not yet past hello, at most (more are refused)
+
+    [storage]
+    busy_timeout_ms = 5000          # how long one commit waits for another process's lock
+    retry_ms = 300000               # how long storing may stay paused (locked, full) before
+                                    # the tournament stops (resume later: nothing is lost)
 
     [limits]                        # per launched seat; 0 = no limit
     cpu_seconds = 300
@@ -62,11 +68,19 @@
     [[bot]]                         # a remote bot that connects with its token
     name = "remote"
     token = "s3cret"
+
+Every value is checked for type and range before anything runs (times fit a protobuf int32,
+limits what the OS can apply, names at most 64 printable characters); `preflight` then checks
+what the machine must offer (writable folders, a database file, a free port, every launched
+bot's program). Each error is one line naming the field or the bot.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import resource
+import socket
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -127,6 +141,9 @@ class TournamentConfig:
     max_pending: int = 256  # streams that have not said hello yet, at most
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
+    secret_file: Path | None = None  # the deals' key file (None: the key is in the database)
+    busy_timeout_ms: int = 5_000  # one commit waits this long for another process's lock
+    retry_ms: int = 300_000  # storing may stay paused (locked, full) this long, then stop
     replay_legal: bool = False  # action lines of the replays list the legal actions
     format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
     challenger: str = ""
@@ -136,15 +153,40 @@ class TournamentConfig:
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
 
+INT32_MAX = 2**31 - 1  # protobuf int32: every time on the wire
+INT63_MAX = 2**63 - 1  # SQLite INTEGER
+NAME_MAX = 64
+MIN_MEMORY_MB = 64
+MIN_CONNECT_MS = 100
+MIN_OPEN_FILES = 16
+MAX_MEMORY_MB = 1 << 24  # 16 TiB of address space: far beyond any machine, and fits rlim_t
+MAX_CONCURRENCY = 4096
+
+
 _TOP = {
-    "tournament", "time_control", "faults", "limits", "tls", "options", "bot", "sandbox",
+    "tournament", "time_control", "faults", "limits", "tls", "options", "bot", "storage",
+    "sandbox",
 }
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
+    "secret_file",
     "replay_legal",
     "format", "challenger",
 }
 FORMATS = ("round-robin", "gauntlet")
+
+
+def _table(raw: dict[str, Any], key: str) -> dict[str, Any]:
+    value = raw.get(key, {})
+    if not isinstance(value, dict):
+        raise ConfigError(f"{key}: must be a table ([{key}]), got {_show(value)}")
+    return value
+
+
+def _show(value: Any) -> str:
+    """A value for an error message: one line, at most 60 characters."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -155,12 +197,23 @@ def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
             )
 
 
-def _int(table: dict[str, Any], key: str, where: str, default: int, minimum: int) -> int:
+def _int(
+    table: dict[str, Any], key: str, where: str, default: int, minimum: int,
+    maximum: int = INT32_MAX, *, why: str = "", zero_ok: bool = False,
+) -> int:
+    """An integer in [minimum, maximum] (or 0 if `zero_ok`: "no limit"); `why` explains the
+    minimum in the error."""
     value = table.get(key, default)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"{where}.{key}: must be a whole number, got {value!r}")
+        raise ConfigError(f"{where}.{key}: must be a whole number, got {_show(value)}")
+    if zero_ok and value == 0:
+        return value
     if value < minimum:
-        raise ConfigError(f"{where}.{key}: must be at least {minimum}, got {value}")
+        zero = " (or 0 for no limit)" if zero_ok else ""
+        because = f": {why}" if why else ""
+        raise ConfigError(f"{where}.{key}: must be at least {minimum}{zero}, got {value}{because}")
+    if value > maximum:
+        raise ConfigError(f"{where}.{key}: must be at most {maximum}, got {value}")
     return value
 
 
@@ -171,19 +224,45 @@ def _bool(table: dict[str, Any], key: str, where: str, default: bool) -> bool:
     return value
 
 
-def _str(table: dict[str, Any], key: str, where: str, default: str) -> str:
+def _str(table: dict[str, Any], key: str, where: str, default: str, maximum: int = 4096) -> str:
     value = table.get(key, default)
     if not isinstance(value, str) or not value:
-        raise ConfigError(f"{where}.{key}: must be a non-empty string, got {value!r}")
+        raise ConfigError(f"{where}.{key}: must be a non-empty string, got {_show(value)}")
+    if len(value) > maximum:
+        raise ConfigError(
+            f"{where}.{key}: at most {maximum} characters, got {len(value)} ({_show(value)})"
+        )
+    if not value.isprintable():
+        raise ConfigError(f"{where}.{key}: must be printable (no control characters), "
+                          f"got {_show(value)}")
+    return value
+
+
+def _name(table: dict[str, Any], key: str, where: str, default: str) -> str:
+    value = _str(table, key, where, default, NAME_MAX)
+    if value != value.strip():
+        raise ConfigError(f"{where}.{key}: no leading or trailing spaces, got {_show(value)}")
     return value
 
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError:
         raise ConfigError(f"config file {path} does not exist") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config file {path} is a directory, not a TOML file") from None
+    except OSError as exc:
+        raise ConfigError(f"config file {path} cannot be read: {exc.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"config file {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
+        ) from None
+    try:
+        raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     return dataclasses.replace(parse_config(raw, base=path.parent), source=path)
@@ -192,22 +271,23 @@ def load_config(path: Path) -> TournamentConfig:
 def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:
     """Validate an already-parsed config (paths are relative to `base`)."""
     _check_keys(raw, _TOP, "config")
-    t = raw.get("tournament", {})
-    if not isinstance(t, dict):
-        raise ConfigError("tournament: must be a table ([tournament])")
+    t = _table(raw, "tournament")
     _check_keys(t, _TOURNAMENT, "tournament")
     variants_raw = t.get("variants", list(variant_names()))
     if not isinstance(variants_raw, list) or not variants_raw:
         raise ConfigError("tournament.variants: must be a non-empty list of variant names")
     variants: list[str] = []
     for name in variants_raw:
+        if not isinstance(name, str):
+            raise ConfigError(f"tournament.variants: {_show(name)} is not a variant name")
         try:
-            variants.append(find_variant(str(name)).name)
+            found = find_variant(name).name
         except UnknownVariantError as exc:
             raise ConfigError(f"tournament.variants: {exc}") from None
-    options_raw = raw.get("options", {})
-    if not isinstance(options_raw, dict):
-        raise ConfigError("options: must be a table of per-variant tables")
+        if found in variants:
+            raise ConfigError(f"tournament.variants: {found!r} is listed twice")
+        variants.append(found)
+    options_raw = _table(raw, "options")
     options: dict[str, Options] = {}
     for name in variants:
         given = options_raw.get(name, {})
@@ -215,14 +295,14 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
             raise ConfigError(f"options.{name}: must be a table")
         try:
             options[name] = find_variant(name).options(given)
-        except UnknownVariantError as exc:
+        except (UnknownVariantError, TypeError, ValueError) as exc:
             raise ConfigError(f"options.{name}: {exc}") from None
     for name in options_raw:
         if name not in variants:
             raise ConfigError(
                 f"options.{name}: not a variant of this tournament ({', '.join(variants)})"
             )
-    tc_raw = raw.get("time_control", {})
+    tc_raw = _table(raw, "time_control")
     _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms", "grace_ms"}, "time_control")
     tc = TimeControl(
         decision_ms=_int(tc_raw, "decision_ms", "time_control", 1000, 1),
@@ -230,27 +310,38 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
         grace_ms=_int(tc_raw, "grace_ms", "time_control", 50, 0),
     )
-    faults = raw.get("faults", {})
+    faults = _table(raw, "faults")
     _check_keys(
         faults,
         {"max_strikes", "reconnect_ms", "connect_ms", "hello_ms", "no_show_ms", "max_pending"},
         "faults",
     )
     policy = FaultPolicy(
-        max_strikes=_int(faults, "max_strikes", "faults", 3, 1),
+        max_strikes=_int(faults, "max_strikes", "faults", 3, 1, 1000),
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
     )
-    limits_raw = raw.get("limits", {})
+    limits_raw = _table(raw, "limits")
     _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files", "log_mb"}, "limits")
     defaults = BotLimits()
+    hard_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     limits = BotLimits(
-        cpu_seconds=_int(limits_raw, "cpu_seconds", "limits", defaults.cpu_seconds, 0),
-        memory_mb=_int(limits_raw, "memory_mb", "limits", defaults.memory_mb, 0),
-        open_files=_int(limits_raw, "open_files", "limits", defaults.open_files, 0),
-        log_mb=_int(limits_raw, "log_mb", "limits", defaults.log_mb, 0),
+        cpu_seconds=_int(limits_raw, "cpu_seconds", "limits", defaults.cpu_seconds, 1,
+                         zero_ok=True),
+        memory_mb=_int(
+            limits_raw, "memory_mb", "limits", defaults.memory_mb, MIN_MEMORY_MB, MAX_MEMORY_MB,
+            zero_ok=True, why="an interpreter cannot even start in less address space",
+        ),
+        open_files=_int(
+            limits_raw, "open_files", "limits", defaults.open_files, MIN_OPEN_FILES,
+            hard_files if hard_files != resource.RLIM_INFINITY else INT32_MAX,
+            zero_ok=True, why="a bot needs descriptors for its runtime and its connection",
+        ),
+        log_mb=_int(limits_raw, "log_mb", "limits", defaults.log_mb, 0, 1 << 20),
     )
     sandbox = _sandbox(raw.get("sandbox", {}), base)
-    tls = raw.get("tls", {})
+    storage = _table(raw, "storage")
+    _check_keys(storage, {"busy_timeout_ms", "retry_ms"}, "storage")
+    tls = _table(raw, "tls")
     _check_keys(tls, {"cert", "key"}, "tls")
     tls_cert = tls_key = None
     if tls:
@@ -261,29 +352,47 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         for name, path in (("cert", tls_cert), ("key", tls_key)):
             if not path.is_file():
                 raise ConfigError(f"tls.{name}: file {path} does not exist")
+            try:
+                pem = path.read_bytes()
+            except OSError as exc:
+                raise ConfigError(f"tls.{name}: cannot read {path}: {exc.strerror}") from None
+            if b"-----BEGIN" not in pem:
+                raise ConfigError(f"tls.{name}: {path} is not a PEM file")
     bots = _bots(raw.get("bot", []), base)
+    listen = _str(t, "listen", "tournament", "127.0.0.1:0", 300)
+    _listen_address(listen)
+    secret_file = t.get("secret_file")
     fmt, challenger = _format(t, bots)
     return TournamentConfig(
-        name=_str(t, "name", "tournament", "tournament"),
+        name=_name(t, "name", "tournament", "tournament"),
         bots=bots,
         variants=tuple(variants),
         options=options,
-        seed=_int(t, "seed", "tournament", 0, 0),
+        seed=_int(t, "seed", "tournament", 0, 0, INT63_MAX),
         games=_int(t, "games", "tournament", 2, 1),
-        concurrency=_int(t, "concurrency", "tournament", 4, 1),
+        concurrency=_int(t, "concurrency", "tournament", 4, 1, MAX_CONCURRENCY),
         database=base / _str(t, "database", "tournament", "arena.db"),
         replays=base / _str(t, "replays", "tournament", "replays"),
         logs=base / _str(t, "logs", "tournament", "logs"),
-        listen=_str(t, "listen", "tournament", "127.0.0.1:0"),
+        listen=listen,
         time_control=tc,
         policy=policy,
         limits=limits,
-        connect_ms=_int(faults, "connect_ms", "faults", 20_000, 1),
-        hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
-        no_show_ms=_int(faults, "no_show_ms", "faults", 60_000, 1),
-        max_pending=_int(faults, "max_pending", "faults", 256, 1),
+        connect_ms=_int(
+            faults, "connect_ms", "faults", 20_000, MIN_CONNECT_MS,
+            why="no bot process starts and connects faster; every match would be forfeit",
+        ),
+        hello_ms=_int(faults, "hello_ms", "faults", 10_000, MIN_CONNECT_MS,
+                      why="a stream needs a round trip to say hello"),
+        no_show_ms=_int(faults, "no_show_ms", "faults", 60_000, 1, INT32_MAX),
+        max_pending=_int(faults, "max_pending", "faults", 256, 1, 1 << 20),
         tls_cert=tls_cert,
         tls_key=tls_key,
+        secret_file=(
+            base / _str(t, "secret_file", "tournament", "") if secret_file is not None else None
+        ),
+        busy_timeout_ms=_int(storage, "busy_timeout_ms", "storage", 5_000, 0),
+        retry_ms=_int(storage, "retry_ms", "storage", 300_000, 0),
         replay_legal=_bool(t, "replay_legal", "tournament", False),
         format=fmt,
         challenger=challenger,
@@ -331,6 +440,19 @@ def _sandbox(raw: Any, base: Path) -> SandboxPolicy:
                          pass_env=_names(raw, "pass_env", "sandbox"), writable=writable)
 
 
+def _listen_address(listen: str) -> tuple[str, int]:
+    """The host and port of `tournament.listen` (host:port, [v6]:port)."""
+    host, sep, port = listen.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ConfigError(
+            f"tournament.listen: write host:port with a port from 0 to 65535 "
+            f"(e.g. 127.0.0.1:50051), got {_show(listen)}"
+        )
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host, int(port)
+
+
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
@@ -343,7 +465,7 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         _check_keys(entry, {"name", "command", "token", "protocol", "dir", "env"}, where)
         if "name" not in entry:
             raise ConfigError(f"{where}.name: every bot needs a name")
-        name = _str(entry, "name", where, "")
+        name = _name(entry, "name", where, "")
         if name in seen:
             raise ConfigError(f"{where}.name: {name!r} is used by two bots")
         seen.add(name)
@@ -352,14 +474,18 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         if isinstance(command, str):
             command = command.split()
         if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
-            raise ConfigError(f"{where}.command: must be a list of strings")
+            raise ConfigError(f"{where}.command (bot {name!r}): must be a list of strings")
+        if any("\0" in c for c in command) or (command and not command[0]):
+            raise ConfigError(f"{where}.command (bot {name!r}): an empty program or a NUL byte")
         if bool(command) == bool(token):
             raise ConfigError(
                 f"{where}: give exactly one of command (the referee launches the bot) "
                 "or token (a remote bot connects with it)"
             )
         if token and not isinstance(token, str):
-            raise ConfigError(f"{where}.token: must be a string")
+            raise ConfigError(f"{where}.token (bot {name!r}): must be a string")
+        if token:
+            _str(entry, "token", where, "", 256)
         protocol = entry.get("protocol", "grpc")
         if protocol not in PROTOCOLS:
             raise ConfigError(
@@ -385,3 +511,124 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
                             dir=folder, env=tuple(sorted(env.items())), protocol=protocol))
     return tuple(bots)
+
+
+def _nearest_existing(path: Path) -> Path:
+    for candidate in (path, *path.parents):
+        if candidate.exists():
+            return candidate
+    return Path("/")
+
+
+def _writable_folder(path: Path, field_name: str) -> None:
+    """`path` is a writable folder, or can be created in one (nothing is created here)."""
+    existing = _nearest_existing(path)
+    if not existing.is_dir():
+        what = "" if existing == path else f" ({existing} is not a folder)"
+        raise ConfigError(f"{field_name}: {path} is not a folder{what}")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ConfigError(f"{field_name}: {existing} is not writable")
+
+
+def _database_file(path: Path) -> None:
+    if path.is_dir():
+        raise ConfigError(f"tournament.database: {path} is a folder; give a file name")
+    if path.exists():
+        try:
+            with path.open("rb") as src:
+                head = src.read(16)
+        except OSError as exc:
+            raise ConfigError(f"tournament.database: cannot open {path}: {exc.strerror}") from None
+        if head and head != b"SQLite format 3\0":
+            raise ConfigError(f"tournament.database: {path} is not an SQLite database")
+        if not os.access(path, os.R_OK | os.W_OK):
+            raise ConfigError(f"tournament.database: {path} is not writable")
+        return
+    _writable_folder(path.parent, "tournament.database")
+
+
+def _python_script(argv: tuple[str, ...], cwd: Path, where: str) -> None:
+    """`python X.py ...`: X.py exists and compiles (a syntax error fails here, not in every
+    match)."""
+    rest = [a for a in argv[1:]]
+    if not rest or rest[0].startswith("-"):
+        return
+    script = cwd / rest[0]
+    if not script.is_file():
+        raise ConfigError(f"{where}: script {rest[0]!r} does not exist (relative to {cwd})")
+    try:
+        compile(script.read_bytes(), str(script), "exec")
+    except (SyntaxError, ValueError) as exc:
+        raise ConfigError(f"{where}: {script} does not compile: {exc}") from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read {script}: {exc.strerror}") from None
+
+
+def check_bot_command(index: int, bot: BotSpec) -> None:
+    """A launched bot's program exists, is a file and is executable (a `python X.py` script
+    exists and compiles); raise `ConfigError` naming the bot."""
+    import shutil
+
+    where = f"bot[{index}].command (bot {bot.name!r})"
+    program = bot.command[0]
+    if program in ("python", "python3") or Path(program).name.startswith("python"):
+        _python_script(bot.command, bot.cwd, where)
+        if program in ("python", "python3"):
+            return
+    if os.sep in program:
+        path = bot.cwd / program
+    else:
+        found = shutil.which(program)
+        if found is None:
+            raise ConfigError(f"{where}: program {program!r} is not on PATH")
+        path = Path(found)
+    if not path.exists():
+        raise ConfigError(f"{where}: program {program!r} does not exist (relative to {bot.cwd})")
+    if not path.is_file():
+        raise ConfigError(f"{where}: program {program!r} is a folder, not a program")
+    if not os.access(path, os.X_OK):
+        raise ConfigError(f"{where}: program {program!r} is not executable (chmod +x)")
+    script = bot.command[1] if len(bot.command) > 1 else "-"
+    if path.name == "node" and not script.startswith("-") and not (bot.cwd / script).is_file():
+        raise ConfigError(
+                f"{where}: script {bot.command[1]!r} does not exist (relative to {bot.cwd})"
+            )
+
+
+def preflight(config: TournamentConfig, *, bind: bool = True) -> None:
+    """Check what the machine must offer before anything is created: the database file and
+    the replays and logs folders writable, the key file readable (or creatable), the listen
+    address free, every launched bot's program there. Raise `ConfigError` (one line)."""
+    _database_file(config.database)
+    _writable_folder(config.replays, "tournament.replays")
+    _writable_folder(config.logs, "tournament.logs")
+    if config.secret_file is not None:
+        if config.secret_file.is_dir():
+            raise ConfigError(f"tournament.secret_file: {config.secret_file} is a folder")
+        if config.secret_file.exists():
+            if not os.access(config.secret_file, os.R_OK):
+                raise ConfigError(f"tournament.secret_file: {config.secret_file} is not readable")
+        else:
+            _writable_folder(config.secret_file.parent, "tournament.secret_file")
+    for index, bot in enumerate(config.bots):
+        if bot.launched:
+            check_bot_command(index, bot)
+    if bind:
+        _check_listen(config.listen)
+
+
+def _check_listen(listen: str) -> None:
+    host, port = _listen_address(listen)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ConfigError(f"tournament.listen: unknown host {host!r}: {exc.strerror}") from None
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ConfigError(
+                f"tournament.listen: cannot listen on {listen}: {exc.strerror}"
+            ) from None

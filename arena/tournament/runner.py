@@ -9,10 +9,13 @@ bot processes. Nothing outlives the tournament: every process is stopped with it
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import os
 import re
+import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,13 +25,20 @@ import trio
 
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
-from arena.replay import write_replay
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
 from arena.tournament.sandbox import Sandbox, choose_mode, private_run_dir
-from arena.tournament.schedule import Pairing, round_robin, seat_bots
+from arena.tournament.schedule import (
+    SECRET_BYTES,
+    Pairing,
+    in_schedule,
+    round_robin,
+    schedule_size,
+    seat_bots,
+)
+from arena.tournament.storage import StorageError, StorageWorker, StoreJob
 from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.tournament")
@@ -45,6 +55,70 @@ class TournamentRun:
 
 def _safe(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
+
+
+def file_stem(text: str) -> str:
+    """A file name for `text` that no other text gets: a readable prefix (at most 48
+    characters) and a short hash of the exact text (`a b` and `a_b` differ)."""
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    return f"{_safe(text)[:48]}-{digest}"
+
+
+def read_key_file(path: Path) -> bytes:
+    """The secret in key file `path` (hex), created with 32 random bytes (mode 0600) if it
+    does not exist."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"tournament.secret_file: cannot create {path}: {exc.strerror}") from None
+    else:
+        with os.fdopen(fd, "w") as out:
+            out.write(secrets.token_bytes(SECRET_BYTES).hex() + "\n")
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        key = bytes.fromhex(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(
+            f"tournament.secret_file: {path} is not a key file (64 hex digits): {exc}"
+        ) from None
+    if len(key) < 16:
+        raise ConfigError(f"tournament.secret_file: {path} holds {len(key)} bytes; need >= 16")
+    return key
+
+
+def duplicate_pairs(pairings: Iterable[Pairing]) -> Iterator[list[Pairing]]:
+    """`pairings` in order, grouped: the two matches of a duplicate pair (adjacent in the
+    schedule, one seed) together, any other match alone."""
+    held: Pairing | None = None
+    for pairing in pairings:
+        if held is not None and held.seed == pairing.seed and held.variant == pairing.variant:
+            yield [held, pairing]
+            held = None
+            continue
+        if held is not None:
+            yield [held]
+        held = pairing
+    if held is not None:
+        yield [held]
+
+
+@dataclass
+class Plan:
+    """What is left to play: `size` matches in all, `stored` of them already stored; iterate
+    for the pairings to play (lazily, in schedule order)."""
+
+    size: int
+    stored: int
+    pairings: Iterable[Pairing]
+
+    @property
+    def todo(self) -> int:
+        return self.size - self.stored
+
+    def __iter__(self) -> Iterator[Pairing]:
+        return iter(self.pairings)
 
 
 class _Seat:
@@ -69,7 +143,9 @@ class TournamentRunner:
     ) -> None:
         self.config = config
         self.hub = Hub(hello_timeout=config.hello_ms / 1000, max_pending=config.max_pending)
-        self.store = Store(config.database)
+        self.store = Store(config.database, busy_timeout=config.busy_timeout_ms / 1000)
+        self.storage = StorageWorker(self.store, config.name, retry_s=config.retry_ms / 1000)
+        self._secret: bytes | None = None
         self.on_match_done = on_match_done
         self.on_listening = on_listening
         # Seconds a launched bot has to connect and say hello ([faults] connect_ms).
@@ -102,21 +178,59 @@ class TournamentRunner:
             raise RuntimeError("launched seats are played from TournamentRunner.run")
         return self._drain_nursery
 
-    def pending(self) -> tuple[list[Pairing], int]:
-        """The pairings not yet stored, and how many are."""
-        done = self.store.finished_ids(self.config.name)
-        pairings = round_robin(self.config)
-        todo = [p for p in pairings if p.match_id not in done]
-        return todo, len(pairings) - len(todo)
+    @property
+    def secret(self) -> bytes:
+        """The tournament's secret: from its key file, else the one stored when it began
+        (a new one for a new tournament). Recording the tournament happens here, the first
+        time the schedule is asked for."""
+        if self._secret is None:
+            self._secret = self._load_secret()
+        return self._secret
 
-    async def run(self, pairings: list[Pairing] | None = None) -> TournamentRun:
+    def _load_secret(self) -> bytes:
         cfg = self.config
-        todo, skipped = self.pending() if pairings is None else (pairings, 0)
-        self.store.begin_tournament(
-            cfg.name,
-            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
-             "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed},
+        described = {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
+                     "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed}
+        if cfg.secret_file is not None:
+            key = read_key_file(cfg.secret_file)
+            self.store.begin_tournament(cfg.name, described)
+            return key
+        stored = self.store.begin_tournament(
+            cfg.name, described, secrets.token_bytes(SECRET_BYTES)
         )
+        assert stored is not None
+        return stored
+
+    def pending(self) -> Plan:
+        """The pairings not yet stored (lazily), and how many there are."""
+        done = self.store.finished_ids(self.config.name)
+        stored = sum(1 for match_id in done if in_schedule(self.config, match_id))
+        todo = (p for p in round_robin(self.config, self.secret) if p.match_id not in done)
+        return Plan(schedule_size(self.config), stored, todo)
+
+    async def run(self, pairings: Iterable[Pairing] | None = None) -> TournamentRun:
+        """Play `pairings` (default: every pairing not yet stored). Raises `StorageError`
+        (after stopping every match cleanly) if results can no longer be stored."""
+        try:
+            return await self._run(pairings)
+        except BaseExceptionGroup as group:
+            failed, _rest = group.split(StorageError)
+            if failed is None:
+                raise
+            first: BaseException = failed
+            while isinstance(first, BaseExceptionGroup):
+                first = first.exceptions[0]
+            raise first from None
+
+    async def _run(self, pairings: Iterable[Pairing] | None) -> TournamentRun:
+        cfg = self.config
+        todo: Iterable[Pairing]
+        if pairings is None:
+            plan = self.pending()
+            todo, skipped, count = plan, plan.stored, plan.todo
+        else:
+            todo = list(pairings)
+            skipped, count = 0, len(todo)
         if self.unsandboxed:
             log.warning("UNSANDBOXED", tournament=cfg.name, mode=cfg.sandbox.mode,
                         detail="launched bots run WITHOUT a sandbox: they can read the "
@@ -136,20 +250,22 @@ class TournamentRunner:
         private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
         socket = private / "referee.sock"
         try:
-            await self._serve(todo, skipped, limiter, credentials, private, socket)
+            await self._serve(todo, count, skipped, limiter, credentials, private, socket)
         finally:
             shutil.rmtree(private, ignore_errors=True)
-        if not self.pending()[0]:
+        if self.pending().todo == 0:  # every match of the schedule is stored
             self.store.finish_tournament(cfg.name)
-        return TournamentRun(len(todo), skipped, self.address)
+        return TournamentRun(count, skipped, self.address)
 
     async def _serve(
-        self, todo: list[Pairing], skipped: int, limiter: trio.CapacityLimiter,
-        credentials: grpc.ServerCredentials | None, private: Path, socket: Path,
+        self, todo: Iterable[Pairing], count: int, skipped: int,
+        limiter: trio.CapacityLimiter, credentials: grpc.ServerCredentials | None,
+        private: Path, socket: Path,
     ) -> None:
         cfg = self.config
         hidden = [cfg.database, cfg.replays, cfg.logs, private,
-                  *([cfg.source] if cfg.source is not None else [])]
+                  *([cfg.source] if cfg.source is not None else []),
+                  *([cfg.secret_file] if cfg.secret_file is not None else [])]
         if cfg.tls_key is not None:
             hidden.append(cfg.tls_key)
         self.sandbox = Sandbox(
@@ -162,32 +278,53 @@ class TournamentRunner:
         host = cfg.listen.rsplit(":", 1)[0]
         if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
             host = "127.0.0.1"
-        async with serve_referee(
-            self.hub, cfg.listen, credentials=credentials, local_addresses=(f"unix:{socket}",),
-            # Launched bots get a listener of their own (the unix socket when sandboxed, a
-            # private TCP port when not): a flood at the door of `listen` cannot keep them out.
-            private_address=f"{host}:0" if launched else None,
-        ) as server:
-            self.address = f"{host}:{server.port}"
-            self.launch_address = (
-                f"{host}:{server.more_ports[0]}" if launched else self.address
-            )
-            log.info("tournament_start", tournament=cfg.name, address=self.address,
-                     matches=len(todo), already_done=skipped)
-            if self.on_listening:
-                self.on_listening(self.address)
-            self.started_at = trio.current_time()
-            async with trio.open_nursery() as outer:
-                outer.start_soon(self._watch_presence)
-                outer.start_soon(self._pace, limiter, cfg.concurrency)
-                async with trio.open_nursery() as nursery:
-                    self._drain_nursery = nursery  # seats' output drains end when they exit
-                    for pairing in todo:
-                        nursery.start_soon(self._play_limited, limiter, pairing)
-                self._drain_nursery = None
-                outer.cancel_scope.cancel()
-            with trio.move_on_after(5):
-                await self.hub.close_all()  # remote bots see a clean end of stream
+        async with trio.open_nursery() as storing:
+            self.storage.running = True  # from now on matches queue their results
+            storing.start_soon(self._store_results)
+            try:
+                async with serve_referee(
+                    self.hub, cfg.listen, credentials=credentials,
+                    local_addresses=(f"unix:{socket}",),
+                    # Launched bots get a listener of their own (the unix socket when
+                    # sandboxed, a private TCP port when not): a flood at the door of
+                    # `listen` cannot keep them out.
+                    private_address=f"{host}:0" if launched else None,
+                ) as server:
+                    self.address = f"{host}:{server.port}"
+                    self.launch_address = (
+                        f"{host}:{server.more_ports[0]}" if launched else self.address
+                    )
+                    log.info("tournament_start", tournament=cfg.name, address=self.address,
+                             matches=count, already_done=skipped)
+                    if self.on_listening:
+                        self.on_listening(self.address)
+                    self.started_at = trio.current_time()
+                    async with trio.open_nursery() as outer:
+                        outer.start_soon(self._watch_presence)
+                        outer.start_soon(self._pace, limiter, cfg.concurrency)
+                        async with trio.open_nursery() as nursery:
+                            self._drain_nursery = nursery  # seats' output drains end with them
+                            # Lazily: slots are taken before a pairing is even looked at, so
+                            # a schedule of 10^8 matches holds `concurrency` tasks, not 10^8.
+                            # The two matches of a duplicate pair (same deals, sides swapped)
+                            # start together when two may run at once: neither has ended, and
+                            # so neither can tell a bot anything about the other's deals.
+                            for group in duplicate_pairs(todo):
+                                together = len(group) <= cfg.concurrency
+                                for batch in [group] if together else [[p] for p in group]:
+                                    slots = [await self._slot(limiter) for _ in batch]
+                                    for slot, pairing in zip(slots, batch, strict=True):
+                                        nursery.start_soon(
+                                            self._play_limited, limiter, slot, pairing
+                                        )
+                        self._drain_nursery = None
+                        outer.cancel_scope.cancel()
+                    with trio.move_on_after(5):
+                        await self.hub.close_all()  # remote bots see a clean end of stream
+            finally:
+                self.storage.close()  # the worker stores what is queued, then returns
+                if self.storage.pending:
+                    log.info("storage_draining", waiting=self.storage.pending)
 
     async def _watch_presence(self) -> None:
         """Report which remote bots are connected and which are missing, at the start and
@@ -238,14 +375,32 @@ class TournamentRunner:
                     log.debug("referee_caught_up", lag_ms=round(lag * 1000, 1),
                              concurrency=limiter.total_tokens)
 
-    async def _play_limited(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
-        async with limiter:
+    @staticmethod
+    async def _slot(limiter: trio.CapacityLimiter) -> object:
+        """Take one of the `concurrency` slots; released when its match ends."""
+        slot = object()
+        await limiter.acquire_on_behalf_of(slot)
+        return slot
+
+    async def _store_results(self) -> None:
+        """The storage worker, shielded: on Ctrl-C the matches stop, but the results already
+        handed over are still stored (the worker ends once its queue is closed and empty)."""
+        with trio.CancelScope(shield=True):
+            await self.storage.run()
+
+    async def _play_limited(
+        self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing
+    ) -> None:
+        try:
             report = await self.play(pairing)
+        finally:
+            limiter.release_on_behalf_of(slot)
         if self.on_match_done:
             self.on_match_done(pairing, report)
 
     async def play(self, pairing: Pairing) -> MatchReport:
-        """Play one pairing to its end, store it, and write its replay."""
+        """Play one pairing to its end and hand it to the storage worker (which writes its
+        replay and commits its row off the match path)."""
         cfg = self.config
         game = Match(pairing.variant, pairing.options, pairing.seed)
         seats: list[_Seat | None] = [None] * game.num_seats
@@ -277,13 +432,12 @@ class TournamentRunner:
             finally:
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
-            replay = replay_path(cfg, pairing.match_id)
-            write_replay(replay, report, time_control=cfg.time_control, legal=cfg.replay_legal)
-            self.store.save_match(
-                cfg.name, report, options=pairing.options.as_dict(),
-                team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,
-                accounts=game.team_of,
-            )
+            await self.storage.hand_over(StoreJob(
+                report=report, options=pairing.options.as_dict(),
+                team_bots=(pairing.teams[0].name, pairing.teams[1].name),
+                accounts=game.team_of, replay=replay_path(cfg, pairing.match_id),
+                time_control=cfg.time_control, legal=cfg.replay_legal,
+            ))
         return report
 
     async def _take_seat(
@@ -312,7 +466,7 @@ class TournamentRunner:
             # Bound to the seat's process tree once it runs: a sibling cannot take the seat.
             self.hub.admit(token, bot.name, launched=True)
             log_path = bot_logs(self.config) / (
-                f"{_safe(pairing.match_id)}.seat{seat}.{_safe(bot.name)}.log"
+                f"{file_stem(pairing.match_id)}.seat{seat}.{_safe(bot.name)[:32]}.log"
             )
             try:
                 process = await SeatProcess.start(
@@ -481,9 +635,9 @@ def _forfeit_all(pairing: Pairing, game: Match, failures: list[_SeatFailed]) -> 
 
 def bot_logs(config: TournamentConfig) -> Path:
     """The folder of the launched bots' output: one file per seat, stdout and stderr."""
-    return config.logs / _safe(config.name) / "bots"
+    return config.logs / file_stem(config.name) / "bots"
 
 
 def replay_path(config: TournamentConfig, match_id: str) -> Path:
-    """Where the replay of `match_id` is written."""
-    return config.replays / _safe(config.name) / f"{_safe(match_id)}.jsonl"
+    """Where the replay of `match_id` is written: one file per match id, by construction."""
+    return config.replays / file_stem(config.name) / f"{file_stem(match_id)}.jsonl"

@@ -23,7 +23,8 @@ CREATE TABLE IF NOT EXISTS tournaments (
     name        TEXT PRIMARY KEY,
     config      TEXT NOT NULL,
     started_at  REAL NOT NULL,
-    finished_at REAL
+    finished_at REAL,
+    secret      BLOB              -- the deals' key (NULL: kept in a key file)
 );
 CREATE TABLE IF NOT EXISTS bots (
     name    TEXT PRIMARY KEY,
@@ -106,12 +107,14 @@ def bot_results(
 class Store:
     """The results database."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
+        self.busy_timeout = busy_timeout
         # Several processes may share one database (two `arena match` runs, a tournament and
-        # `arena standings`): wait for a lock rather than fail at once.
-        self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        # `arena standings`): wait for a lock rather than fail at once. The tournament's
+        # storage worker uses the connection from one worker thread at a time.
+        self.db = sqlite3.connect(path, timeout=busy_timeout, check_same_thread=False)
         self._switch_to_wal()
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
@@ -121,12 +124,16 @@ class Store:
                 self.db.execute(
                     "ALTER TABLE matches ADD COLUMN seat_bots TEXT NOT NULL DEFAULT '[]'"
                 )
+        columns = {row[1] for row in self.db.execute("PRAGMA table_info(tournaments)")}
+        if "secret" not in columns:  # a database from before secret deals
+            with self.db:
+                self.db.execute("ALTER TABLE tournaments ADD COLUMN secret BLOB")
 
     def _switch_to_wal(self) -> None:
         """WAL mode (readers never block the writer). Switching a new database's journal
         mode does not wait on SQLite's busy timeout when another connection is switching it
         at the same moment, so that one step is retried here."""
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        deadline = time.monotonic() + self.busy_timeout
         while True:
             try:
                 self.db.execute("PRAGMA journal_mode=WAL")
@@ -139,13 +146,27 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-    def begin_tournament(self, name: str, config: dict[str, object]) -> None:
-        """Record the tournament (kept as it was if it is being resumed)."""
+    def begin_tournament(
+        self, name: str, config: dict[str, object], secret: bytes | None = None
+    ) -> bytes | None:
+        """Record the tournament (kept as it was if it is being resumed) and return its stored
+        secret: the one recorded when it began, else `secret` (None: the key is in a file)."""
         with self.db:
             self.db.execute(
-                "INSERT OR IGNORE INTO tournaments(name, config, started_at) VALUES (?, ?, ?)",
-                (name, json.dumps(config, sort_keys=True, default=str), time.time()),
+                "INSERT OR IGNORE INTO tournaments(name, config, started_at, secret) "
+                "VALUES (?, ?, ?, ?)",
+                (name, json.dumps(config, sort_keys=True, default=str), time.time(), secret),
             )
+            if secret is not None:  # begun before secrets were stored: it gets one now
+                self.db.execute(
+                    "UPDATE tournaments SET secret = ? WHERE name = ? AND secret IS NULL",
+                    (secret, name),
+                )
+            row = self.db.execute(
+                "SELECT secret FROM tournaments WHERE name = ?", (name,)
+            ).fetchone()
+        stored = row[0] if row else None
+        return bytes(stored) if stored is not None else None
 
     def forget_tournament(self, name: str) -> None:
         """Delete a tournament and its matches (to play it again from scratch)."""

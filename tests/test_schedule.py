@@ -1,0 +1,69 @@
+"""The schedule (arena.tournament.schedule): lazy, ids unique by construction, seeds keyed by
+the tournament's secret, duplicate pairs kept together."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from arena.tournament import TournamentConfig, parse_config
+from arena.tournament.runner import duplicate_pairs, file_stem
+from arena.tournament.schedule import (
+    in_schedule,
+    match_id,
+    match_seed,
+    parse_match_id,
+    round_robin,
+    schedule_size,
+)
+
+SECRET = bytes(range(32))
+TRICKY = ["mc-v1", "greedy", "mc", "v1-greedy", "a b", "a_b", "a:b", "a%3Ab", "a%b"]
+
+
+def _config(games: int, names: list[str]) -> TournamentConfig:
+    return parse_config({
+        "tournament": {"name": "t:x", "games": games, "variants": ["argentine-1v1"]},
+        "bot": [{"name": n, "token": f"tok{i}"} for i, n in enumerate(names)],
+    }, base=Path("."))
+
+
+def test_ids_and_file_names_of_tricky_names_are_all_distinct_and_parse_back() -> None:
+    """Names that collided once (mc-v1 + greedy / mc + v1-greedy; `a b` / `a_b`; names with
+    `:` and `%`) give distinct match ids, each splitting back into its exact parts, and
+    distinct replay file names."""
+    ids = {}
+    for a, b in itertools.permutations(TRICKY, 2):
+        for k in (0, 1):
+            ids[match_id("t:x", "argentine-1v1", a, b, k)] = ("t:x", "argentine-1v1", a, b, k)
+    assert len(ids) == len(TRICKY) * (len(TRICKY) - 1) * 2
+    for text, parts in ids.items():
+        assert parse_match_id(text) == parts
+    assert len({file_stem(text) for text in ids}) == len(ids)
+
+
+def test_a_huge_schedule_is_generated_lazily() -> None:
+    """games = 10^8: the first pairings come at once (nothing is materialised), the size is
+    computed, and stored ids are recognised as the schedule's from the id alone."""
+    config = _config(100_000_000, ["a", "b", "c"])
+    started = time.monotonic()
+    first = list(itertools.islice(round_robin(config, SECRET), 4))
+    assert time.monotonic() - started < 5
+    assert schedule_size(config) == 3 * 100_000_000
+    assert [p.index for p in first] == [0, 1, 2, 3]
+    assert all(in_schedule(config, p.match_id) for p in first)
+    assert not in_schedule(config, match_id("t:x", "argentine-1v1", "b", "a", 0))
+
+
+def test_seeds_depend_on_the_secret_and_pairs_share_one() -> None:
+    """The two games of a duplicate pair share a seed; another secret gives other seeds;
+    `duplicate_pairs` hands the two matches of each pair over together."""
+    config = _config(3, ["a", "b"])
+    pairings = list(round_robin(config, SECRET))
+    other = list(round_robin(config, bytes(32)))
+    assert pairings[0].seed == pairings[1].seed != pairings[2].seed
+    assert all(p.seed != q.seed for p, q in zip(pairings, other, strict=True))
+    assert pairings[0].seed == match_seed(SECRET, 0, "argentine-1v1", "a", "b", 0)
+    groups = [[p.index for p in g] for g in duplicate_pairs(pairings)]
+    assert groups == [[0, 1], [2]]

@@ -1,0 +1,311 @@
+"""Malformed configs are refused before anything runs (issue 9, finding 5).
+
+Table-driven, through the real `arena tournament CONFIG` in a subprocess: each malformed
+config must end with exit status 2 and ONE line on stderr that names the bad field (or the
+bot), no traceback, nothing on stdout, and no file created next to the config (no arena.db,
+no logs, no replays folder). Before this was built, 15 of these ended in a raw traceback
+(some after the bots were launched), 5 were accepted and then forfeited every match, and
+refused starts left an empty arena.db and log files behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import resource
+import socket
+import sqlite3
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from test_e2e_support import ARENA, CLI_TIMEOUT, arena, bot_cmd, explain, write_config
+
+BOTS = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
+
+
+def _config(folder: Path, games: int = 1, concurrency: int = 4) -> Path:
+    return write_config(folder, name="v", bots=BOTS, variants=["argentine-1v1"], games=games,
+                        concurrency=concurrency, fixed_secret=False)
+
+
+def _edit(path: Path, old: str, new: str) -> Path:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, (old, text)
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return path
+
+
+def _under(section: str, line: str) -> Callable[[Path], Path]:
+    """Add `line` at the top of `[section]` (appending the section if it is not there)."""
+
+    def edit(path: Path) -> Path:
+        text = path.read_text(encoding="utf-8")
+        if f"[{section}]\n" in text:
+            return _edit(path, f"[{section}]\n", f"[{section}]\n{line}\n")
+        path.write_text(f"{text}\n[{section}]\n{line}\n", encoding="utf-8")
+        return path
+
+    return edit
+
+
+def _replace(old: str, new: str) -> Callable[[Path], Path]:
+    return lambda path: _edit(path, old, new)
+
+
+def _top(text: str) -> Callable[[Path], Path]:
+    """Put `text` before every table (a top-level key)."""
+
+    def edit(path: Path) -> Path:
+        path.write_text(text + "\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+        return path
+
+    return edit
+
+
+def _section_as(section: str, value: str) -> Callable[[Path], Path]:
+    """Drop every `[section...]` table and set `section = value` at the top instead."""
+
+    def edit(path: Path) -> Path:
+        blocks = path.read_text(encoding="utf-8").split("\n\n")
+        kept = [b for b in blocks if not b.lstrip().startswith(f"[{section}")]
+        path.write_text(f"{section} = {value}\n" + "\n\n".join(kept), encoding="utf-8")
+        return path
+
+    return edit
+
+
+def _one_bot(path: Path) -> Path:
+    text = path.read_text(encoding="utf-8")
+    second = text.index("[[bot]]", text.index("[[bot]]") + 1)
+    path.write_text(text[:second], encoding="utf-8")
+    return path
+
+
+def _non_utf8(path: Path) -> Path:
+    path.write_bytes(path.read_bytes().replace(b'name = "v"', b'name = "v\xe9\xff"', 1))
+    return path
+
+
+def _database_is_folder(path: Path) -> Path:
+    (path.parent / "arena.db").mkdir()
+    return path
+
+
+def _database_is_garbage(path: Path) -> Path:
+    (path.parent / "arena.db").write_bytes(b"this is not a database, just some bytes\n" * 4)
+    return path
+
+
+def _command_is_folder(path: Path) -> Path:
+    (path.parent / "botdir").mkdir()
+    return _edit(path, 'command = ["python", ', f'command = ["{path.parent / "botdir"}", ')
+
+
+def _not_executable(path: Path) -> Path:
+    program = path.parent / "bot.sh"
+    program.write_text("#!/bin/sh\nexit 0\n", encoding="utf-8")
+    program.chmod(0o644)
+    return _edit(path, 'command = ["python", ', f'command = ["{program}", ')
+
+
+def _syntax_error(path: Path) -> Path:
+    script = path.parent / "broken_bot.py"
+    script.write_text("def play(:\n", encoding="utf-8")
+    text = path.read_text(encoding="utf-8")
+    first = text.index('command = ["python", ')
+    end = text.index("]", first)
+    path.write_text(
+        text[:first] + f'command = ["python", "{script}"' + text[end:], encoding="utf-8"
+    )
+    return path
+
+
+def _missing_script(path: Path) -> Path:
+    text = path.read_text(encoding="utf-8")
+    first = text.index('command = ["python", ')
+    end = text.index("]", first)
+    path.write_text(
+        text[:first] + 'command = ["python", "no_such_bot.py"' + text[end:], encoding="utf-8"
+    )
+    return path
+
+
+def _secret_file_is_folder(path: Path) -> Path:
+    (path.parent / "keys").mkdir()
+    return _under("tournament", 'secret_file = "keys"')(path)
+
+
+# (case id, how to break a valid config, words the error line must contain)
+CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
+    ("decision_ms over int32", _replace("decision_ms = 1000", "decision_ms = 2147483648"),
+     ["time_control.decision_ms", "at most 2147483647"]),
+    ("bank_ms over int32", _under("time_control", "bank_ms = 4294967296"),
+     ["time_control.bank_ms", "at most"]),
+    ("huge memory_mb", _under("limits", "memory_mb = 99999999999999"), ["limits.memory_mb"]),
+    ("memory_mb = 1", _under("limits", "memory_mb = 1"),
+     ["limits.memory_mb", "at least 64", "cannot even start"]),
+    ("open_files = 1", _under("limits", "open_files = 1"), ["limits.open_files", "at least 16"]),
+    ("connect_ms = 1", _replace("[faults]\n", "[faults]\nconnect_ms = 1\n"),
+     ["faults.connect_ms", "at least 100", "forfeit"]),
+    ("300-char bot name", _replace('name = "first"', f'name = "{"b" * 300}"'),
+     ["bot[0].name", "at most 64"]),
+    ("bot name with a control character", _replace('name = "first"', 'name = "a\\u0007b"'),
+     ["bot[0].name", "printable"]),
+    ("300-char tournament name", _replace('name = "v"', f'name = "{"t" * 300}"'),
+     ["tournament.name", "at most 64"]),
+    ("time_control a number", _section_as("time_control", "5"),
+     ["time_control: must be a table"]),
+    ("limits a string", _top('limits = "none"'), ["limits: must be a table"]),
+    ("tls a list", _top("tls = [1, 2]"), ["tls: must be a table"]),
+    ("storage a string", _top('storage = "x"'), ["storage: must be a table"]),
+    ("non-UTF-8 file", _non_utf8, ["not UTF-8"]),
+    ("variant twice", _replace('variants = ["argentine-1v1"]',
+                               'variants = ["argentine-1v1", "argentine-1v1"]'),
+     ["tournament.variants", "twice"]),
+    ("database is a folder", _database_is_folder, ["tournament.database", "folder"]),
+    ("database is not SQLite", _database_is_garbage, ["tournament.database", "not an SQLite"]),
+    ("listen without a port", _under("tournament", 'listen = "localhost"'),
+     ["tournament.listen", "host:port"]),
+    ("listen port too big", _under("tournament", 'listen = "127.0.0.1:70000"'),
+     ["tournament.listen"]),
+    ("listen on an unknown host", _under("tournament", 'listen = "no-such-host.invalid:0"'),
+     ["tournament.listen", "no-such-host.invalid"]),
+    ("missing script", _missing_script, ["bot[0].command", "'first'", "no_such_bot.py"]),
+    ("command is a folder", _command_is_folder, ["bot[0].command", "'first'", "folder"]),
+    ("program not executable", _not_executable, ["bot[0].command", "not executable"]),
+    ("script does not compile", _syntax_error, ["bot[0].command", "does not compile"]),
+    ("secret_file is a folder", _secret_file_is_folder, ["tournament.secret_file", "folder"]),
+    ("one bot only (brackets kept)", _one_bot, ["at least two [[bot]] tables"]),
+]
+
+
+def _files(folder: Path) -> set[str]:
+    return {str(p.relative_to(folder)) for p in folder.rglob("*")}
+
+
+def _assert_refused(run: subprocess.CompletedProcess[str], words: list[str]) -> None:
+    assert run.returncode == 2, explain(run)
+    assert "Traceback" not in run.stderr, explain(run)
+    assert run.stdout == "", explain(run)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, explain(run)
+    assert lines[0].startswith("error: "), explain(run)
+    for word in words:
+        assert word in lines[0], (word, explain(run))
+
+
+@pytest.mark.parametrize(("case", "breaks", "words"), CASES, ids=[c[0] for c in CASES])
+def test_a_malformed_config_is_refused_in_one_line_and_creates_nothing(
+    tmp_path: Path, case: str, breaks: Callable[[Path], Path], words: list[str]
+) -> None:
+    """Each malformed config: exit 2, one error line naming the field (or the bot) and
+    saying what is wrong, no traceback, and no file created next to the config (no
+    arena.db, logs or replays): nothing runs until every check passed."""
+    path = breaks(_config(tmp_path))
+    before = _files(tmp_path)
+    run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+    _assert_refused(run, words)
+    assert _files(tmp_path) == before, f"{case}: files created by a refused start"
+
+
+@contextlib.contextmanager
+def _listening() -> Iterator[int]:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield sock.getsockname()[1]
+
+
+def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """`listen` on a port another program listens on: exit 2, one line naming
+    tournament.listen, no bot launched and no file created."""
+    with _listening() as port:
+        path = _under("tournament", f'listen = "127.0.0.1:{port}"')(_config(tmp_path))
+        before = _files(tmp_path)
+        run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+    _assert_refused(run, ["tournament.listen", f"127.0.0.1:{port}", "in use"])
+    assert _files(tmp_path) == before
+
+
+@contextlib.contextmanager
+def _read_only(folder: Path) -> Iterator[None]:
+    """`folder` read-only: a read-only tmpfs mounted on it as root (root may write into a
+    0555 folder), its mode 0555 otherwise."""
+    folder.mkdir()
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+        return
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(folder)],
+        capture_output=True, text=True, check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a read-only tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+@pytest.mark.parametrize("field", ["logs", "replays"])
+def test_a_read_only_logs_or_replays_folder_is_refused(tmp_path: Path, field: str) -> None:
+    """A logs or replays folder nobody may write to: exit 2, one line naming the field,
+    and no database created."""
+    path = _config(tmp_path)
+    with _read_only(tmp_path / field):
+        before = _files(tmp_path)
+        run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+        _assert_refused(run, [f"tournament.{field}", "not writable"])
+        assert _files(tmp_path) == before
+
+
+def test_a_huge_schedule_is_played_lazily_with_progress(tmp_path: Path) -> None:
+    """`games = 100000000` (10^8 matches): the referee starts playing at once in little
+    memory (the schedule is not materialised), prints how many matches there are to play,
+    and a resumed run counts the stored matches without listing the schedule."""
+    path = _config(tmp_path, games=100_000_000, concurrency=2)
+    process = subprocess.Popen(
+        [str(ARENA), "tournament", str(path), "--no-progress"],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        # A referee that materialised the schedule would take the shared machine's memory:
+        # cap its address space so it fails fast instead.
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)),
+    )
+    peak = 0
+    try:
+        deadline = time.monotonic() + CLI_TIMEOUT
+        stored = 0
+        while stored < 3:
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "no match stored"
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            rss = int(next(ln for ln in status.splitlines() if ln.startswith("VmRSS")).split()[1])
+            peak = max(peak, rss)
+            db = tmp_path / "arena.db"
+            if db.exists():
+                reader = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+                with contextlib.closing(reader), contextlib.suppress(sqlite3.OperationalError):
+                    stored = reader.execute("SELECT count(*) FROM matches").fetchone()[0]
+            time.sleep(0.2)
+    finally:
+        os.killpg(process.pid, 2)  # Ctrl-C
+        _out, err = process.communicate(timeout=CLI_TIMEOUT)
+    assert peak < 300_000, f"the referee grew to {peak} kB for a lazy schedule"
+    assert "v: 100000000 matches to play" in err, err
+    with contextlib.closing(sqlite3.connect(tmp_path / "arena.db")) as c:
+        ids = [row[0] for row in c.execute("SELECT id FROM matches")]
+    first_three = sum(i.rsplit(":", 1)[1] in ("0", "1", "2") for i in ids)
+    assert first_three >= 2, ids  # two at a time: at most one of the first three was cut
+    again = arena("tournament", path, "--no-progress", "--games", "3", cwd=tmp_path)
+    assert again.returncode == 0, explain(again)
+    assert (
+        f"resuming v: {first_three} matches already stored, {3 - first_three} to play"
+    ) in again.stderr, explain(again)
