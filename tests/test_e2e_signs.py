@@ -40,7 +40,8 @@ def _play(tmp_path: Path, team0: str, team1: str) -> tuple[list[dict[str, Any]],
     dump.mkdir()
     run = arena(
         "match", "argentine-2v2", team0, team1, "--seed", "3", *SHORT,
-        "--database", tmp_path / "m.db", cwd=tmp_path, env={"SIGN_DUMP_DIR": str(dump)},
+        "--database", tmp_path / "m.db", "--pass-env", "SIGN_DUMP_DIR", "--writable", dump,
+        cwd=tmp_path, env={"SIGN_DUMP_DIR": str(dump)},
     )
     assert run.returncode == 0, explain(run)
     found = REPLAY.search(run.stdout)

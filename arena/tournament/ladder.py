@@ -29,13 +29,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import grpc
 import structlog
 import trio
 
 from arena.errors import ConfigError
 from arena.referee import MatchReport
-from arena.rpc.server import serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
 from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
@@ -147,25 +145,11 @@ def _bot(index: int, entry: Any, base: Path) -> LadderBot:
 
 @asynccontextmanager
 async def serving(runner: TournamentRunner) -> AsyncIterator[str]:
-    """Serve `runner`'s referee for as long as the block runs (its address is set, so
-    `runner.play` can launch bots that connect to it); yield the address."""
-    cfg = runner.config
-    credentials = None
-    if cfg.tls_cert is not None and cfg.tls_key is not None:
-        credentials = grpc.ssl_server_credentials(
-            [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
-        )
-    async with serve_referee(runner.hub, cfg.listen, credentials=credentials) as server:
-        host = cfg.listen.rsplit(":", 1)[0]
-        if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
-            host = "127.0.0.1"
-        runner.address = f"{host}:{server.port}"
-        try:
-            yield runner.address
-        finally:
-            with trio.move_on_after(5) as cleanup:
-                cleanup.shield = True
-                await runner.hub.close_all()  # remote bots see a clean end of stream
+    """Serve `runner`'s referee for as long as the block runs (`TournamentRunner.serving`:
+    the sandbox, the storage worker, the listeners), so `runner.play` can launch bots that
+    connect to it; yield the address."""
+    async with runner.serving() as address:
+        yield address
 
 
 def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:

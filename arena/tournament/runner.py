@@ -15,7 +15,8 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -242,6 +243,40 @@ class TournamentRunner:
                 self.hub.admit(bot.token, bot.name)
         # Slow start: `_pace` raises it to `concurrency` while the referee keeps up.
         limiter = trio.CapacityLimiter(min(cfg.concurrency, START_MATCHES))
+        async with self.serving():
+            log.info("tournament_start", tournament=cfg.name, address=self.address,
+                     matches=count, already_done=skipped)
+            if self.on_listening:
+                self.on_listening(self.address)
+            self.started_at = trio.current_time()
+            async with trio.open_nursery() as outer:
+                outer.start_soon(self._watch_presence)
+                outer.start_soon(self._pace, limiter, cfg.concurrency)
+                async with trio.open_nursery() as nursery:
+                    # Lazily: slots are taken before a pairing is even looked at, so a
+                    # schedule of 10^8 matches holds `concurrency` tasks, not 10^8. The two
+                    # matches of a duplicate pair (same deals, sides swapped) start together
+                    # when two may run at once: neither has ended, and so neither can tell a
+                    # bot anything about the other's deals.
+                    for group in duplicate_pairs(todo):
+                        together = len(group) <= cfg.concurrency
+                        for batch in [group] if together else [[p] for p in group]:
+                            slots = [await self._slot(limiter) for _ in batch]
+                            for slot, pairing in zip(slots, batch, strict=True):
+                                nursery.start_soon(self._play_limited, limiter, slot, pairing)
+                outer.cancel_scope.cancel()
+        if self.pending().todo == 0:  # every match of the schedule is stored
+            self.store.finish_tournament(cfg.name)
+        return TournamentRun(count, skipped, self.address)
+
+    @asynccontextmanager
+    async def serving(self) -> AsyncIterator[str]:
+        """Serve the referee while the block runs, with everything `play` needs: the
+        sandbox, the storage worker, a private folder (the seats' socket and temp dirs) and a
+        nursery for the seats' output drains. Yields the address remote bots connect to.
+        `run` plays a schedule inside it; the ladder and `arena sprt` play pairings inside it
+        one by one."""
+        cfg = self.config
         credentials = None
         if cfg.tls_cert is not None and cfg.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
@@ -249,82 +284,50 @@ class TournamentRunner:
             )
         private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
         socket = private / "referee.sock"
-        try:
-            await self._serve(todo, count, skipped, limiter, credentials, private, socket)
-        finally:
-            shutil.rmtree(private, ignore_errors=True)
-        if self.pending().todo == 0:  # every match of the schedule is stored
-            self.store.finish_tournament(cfg.name)
-        return TournamentRun(count, skipped, self.address)
-
-    async def _serve(
-        self, todo: Iterable[Pairing], count: int, skipped: int,
-        limiter: trio.CapacityLimiter, credentials: grpc.ServerCredentials | None,
-        private: Path, socket: Path,
-    ) -> None:
-        cfg = self.config
         hidden = [cfg.database, cfg.replays, cfg.logs, private,
                   *([cfg.source] if cfg.source is not None else []),
                   *([cfg.secret_file] if cfg.secret_file is not None else [])]
         if cfg.tls_key is not None:
             hidden.append(cfg.tls_key)
-        self.sandbox = Sandbox(
-            self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
-            writable=cfg.sandbox.writable, temp_root=private,
-        )
-        for folder in (cfg.replays, cfg.logs):  # exist, so a sandbox can leave them out
-            folder.mkdir(parents=True, exist_ok=True)
-        launched = any(bot.launched for bot in cfg.bots)
-        host = cfg.listen.rsplit(":", 1)[0]
-        if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
-            host = "127.0.0.1"
-        async with trio.open_nursery() as storing:
-            self.storage.running = True  # from now on matches queue their results
-            storing.start_soon(self._store_results)
-            try:
-                async with serve_referee(
-                    self.hub, cfg.listen, credentials=credentials,
-                    local_addresses=(f"unix:{socket}",),
-                    # Launched bots get a listener of their own (the unix socket when
-                    # sandboxed, a private TCP port when not): a flood at the door of
-                    # `listen` cannot keep them out.
-                    private_address=f"{host}:0" if launched else None,
-                ) as server:
-                    self.address = f"{host}:{server.port}"
-                    self.launch_address = (
-                        f"{host}:{server.more_ports[0]}" if launched else self.address
-                    )
-                    log.info("tournament_start", tournament=cfg.name, address=self.address,
-                             matches=count, already_done=skipped)
-                    if self.on_listening:
-                        self.on_listening(self.address)
-                    self.started_at = trio.current_time()
-                    async with trio.open_nursery() as outer:
-                        outer.start_soon(self._watch_presence)
-                        outer.start_soon(self._pace, limiter, cfg.concurrency)
-                        async with trio.open_nursery() as nursery:
-                            self._drain_nursery = nursery  # seats' output drains end with them
-                            # Lazily: slots are taken before a pairing is even looked at, so
-                            # a schedule of 10^8 matches holds `concurrency` tasks, not 10^8.
-                            # The two matches of a duplicate pair (same deals, sides swapped)
-                            # start together when two may run at once: neither has ended, and
-                            # so neither can tell a bot anything about the other's deals.
-                            for group in duplicate_pairs(todo):
-                                together = len(group) <= cfg.concurrency
-                                for batch in [group] if together else [[p] for p in group]:
-                                    slots = [await self._slot(limiter) for _ in batch]
-                                    for slot, pairing in zip(slots, batch, strict=True):
-                                        nursery.start_soon(
-                                            self._play_limited, limiter, slot, pairing
-                                        )
-                        self._drain_nursery = None
-                        outer.cancel_scope.cancel()
-                    with trio.move_on_after(5):
-                        await self.hub.close_all()  # remote bots see a clean end of stream
-            finally:
-                self.storage.close()  # the worker stores what is queued, then returns
-                if self.storage.pending:
-                    log.info("storage_draining", waiting=self.storage.pending)
+        try:
+            self.sandbox = Sandbox(
+                self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
+                writable=cfg.sandbox.writable, temp_root=private,
+            )
+            for folder in (cfg.replays, cfg.logs):  # exist, so a sandbox can leave them out
+                folder.mkdir(parents=True, exist_ok=True)
+            host = cfg.listen.rsplit(":", 1)[0]
+            if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
+                host = "127.0.0.1"
+            async with trio.open_nursery() as storing:
+                self.storage.running = True  # from now on matches queue their results
+                storing.start_soon(self._store_results)
+                try:
+                    async with serve_referee(
+                        self.hub, cfg.listen, credentials=credentials,
+                        local_addresses=(f"unix:{socket}",),
+                        # Launched bots get listeners of their own (the unix socket when
+                        # sandboxed, a private TCP port when not): a flood at the door of
+                        # `listen` cannot keep them out.
+                        private_address=f"{host}:0",
+                    ) as server, trio.open_nursery() as drains:
+                        self.address = f"{host}:{server.port}"
+                        self.launch_address = f"{host}:{server.more_ports[0]}"
+                        self._drain_nursery = drains  # seats' output drains end with them
+                        try:
+                            yield self.address
+                        finally:
+                            self._drain_nursery = None
+                            with trio.move_on_after(5) as cleanup:
+                                cleanup.shield = True
+                                await self.hub.close_all()  # remote bots: a clean end
+                finally:
+                    self.storage.close()  # the worker stores what is queued, then returns
+                    if self.storage.pending:
+                        log.info("storage_draining", waiting=self.storage.pending)
+        finally:
+            self.sandbox = None
+            shutil.rmtree(private, ignore_errors=True)
 
     async def _watch_presence(self) -> None:
         """Report which remote bots are connected and which are missing, at the start and

@@ -20,7 +20,7 @@ from arena.errors import ConfigError
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.ladder import match_score, serving
 from arena.tournament.runner import TournamentRunner
-from arena.tournament.schedule import Pairing
+from arena.tournament.schedule import Pairing, match_id
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
 
 
@@ -81,8 +81,10 @@ class SprtRun:
 
         async def side(index: int) -> None:
             teams = (self.a, self.b) if index == 0 else (self.b, self.a)
-            pairing = Pairing(f"{cfg.name}:{variant}:{self.a.name}-{self.b.name}:{number}:"
-                              f"{index}", variant, cfg.options[variant], seed, teams, index)
+            # Unique by construction (schedule.match_id escapes every part).
+            pairing = Pairing(match_id(cfg.name, variant, self.a.name, self.b.name,
+                                       2 * number + index),
+                              variant, cfg.options[variant], seed, teams, index)
             report = await runner.play(pairing)
             scores[index] = match_score(report, pairing, self.a.name)
 

@@ -1,7 +1,7 @@
 """A bot written from arena.proto alone (generated stubs, no SDK) that sends a sign with every
 action and records every sign it receives.
 
-Each line of $SIGN_DUMP_DIR/raw-<pid>.jsonl is one of:
+Each line of $SIGN_DUMP_DIR/raw-<random>.jsonl (every sandboxed process is pid 2 of its own namespace) is one of:
     {"sent": {"match_id", "seat", "kind"}}                 a sign it sent with an action
     {"event": {"match_id", "seat", "from", "kind"}}        a SignalEvent it received
     {"view": {"match_id", "seat", "from", "kind"}}         a sign listed in a decision's view
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 
 from _wire import Wire
@@ -18,7 +19,7 @@ from _wire import Wire
 from arena.v1 import arena_pb2 as pb
 
 if __name__ == "__main__":
-    out = Path(os.environ["SIGN_DUMP_DIR"]) / f"raw-{os.getpid()}.jsonl"
+    out = Path(os.environ["SIGN_DUMP_DIR"]) / f"raw-{secrets.token_hex(6)}.jsonl"
     wire = Wire.from_env()
     with out.open("w", encoding="utf-8") as dump:
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from arena.rules import Action, SeatView
 from arena.rules.views import EventBody, SignalEvent
 from arena.sdk import Bot, MatchInfo, Signal, SignalKind, main
 
-DUMP = Path(os.environ["SIGN_DUMP_DIR"]) / f"sdk-{os.getpid()}.jsonl"
+DUMP = Path(os.environ["SIGN_DUMP_DIR"]) / f"sdk-{secrets.token_hex(6)}.jsonl"
 
 
 def record(what: str, **fields: Any) -> None:
