@@ -235,17 +235,27 @@ def _config(folder: Path, bots: list[dict[str, Any]], *, variants: list[str],
     return path
 
 
+WRITABLE_RECORD = '[sandbox]\nwritable = ["rec"]\n'
+"""The sandboxed test bot may write its record of received lines into `rec/` only."""
+
+
+def _record_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "rec"
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def _misbehave(tmp_path: Path, mode: str, **config: Any) -> tuple[dict[str, Any], list[str]]:
     """One argentine-1v1 match of a stdio bot that misbehaves in `mode` against the random
     bot; the stored row, and every line the bot received."""
     script = tmp_path / "bad.py"
     script.write_text(BAD_BOT, encoding="utf-8")
-    record = tmp_path / "received.txt"
+    record = _record_folder(tmp_path) / "received.txt"
     path = _config(tmp_path, [
         {"name": "bad", "command": ["python", str(script), mode, str(record)],
          "protocol": "stdio"},
         {"name": "random", "command": RANDOM},
-    ], variants=["argentine-1v1"], short=False, **config)
+    ], variants=["argentine-1v1"], short=False, extra=WRITABLE_RECORD, **config)
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     rows = stored_matches(tmp_path / "arena.db")
@@ -315,12 +325,12 @@ def test_signs_from_a_stdio_bot(tmp_path: Path) -> None:
     1.0, where a sign cannot travel with an action, it is told `sign_dropped` instead."""
     script = tmp_path / "bad.py"
     script.write_text(BAD_BOT, encoding="utf-8")
-    record = tmp_path / "received.txt"
+    record = _record_folder(tmp_path) / "received.txt"
     path = _config(tmp_path, [
         {"name": "signer", "command": ["python", str(script), "sign", str(record)],
          "protocol": "stdio"},
         {"name": "random", "command": RANDOM},
-    ], variants=["argentine-2v2"])
+    ], variants=["argentine-2v2"], extra=WRITABLE_RECORD)
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     [row] = stored_matches(tmp_path / "arena.db")
