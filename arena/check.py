@@ -366,11 +366,14 @@ def check_config(
     games: int,
     decision_ms: int,
     seed: int,
+    pass_env: Sequence[str] = (),
+    writable: Sequence[Path] = (),
 ) -> TournamentConfig:
     """The tournament of a check: the candidate against the sample random bot, `games`
     matches per variant with default options and fault policy, one match at a time (so the
     latency measured is the bot's, not a busy machine's), everything written in `folder`.
-    The candidate's command runs in its own folder (`candidate.cwd`)."""
+    The candidate's command runs in its own folder (`candidate.cwd`), in the same sandbox as
+    a tournament's bots, with the variables `pass_env` and the folders `writable`."""
     if not candidate.launched:
         raise ConfigError("the bot to check must be a command the referee launches")
     raw: dict[str, Any] = {
@@ -380,6 +383,8 @@ def check_config(
             "replays": str(folder / "replays"), "logs": str(folder / "logs"),
         },
         "time_control": {"decision_ms": decision_ms},
+        "sandbox": {"pass_env": list(pass_env),
+                    "writable": [str(w.resolve()) for w in writable]},
         "bot": [
             {"name": CANDIDATE, "command": list(candidate.command),
              "protocol": candidate.protocol},

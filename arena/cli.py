@@ -462,9 +462,15 @@ def match(
               "temporary folder, deleted at the end).")
 @click.option("--stdio", is_flag=True,
               help="COMMAND speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
+@click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+              help="A variable of this environment your bot also gets in its sandbox "
+              "(repeatable).")
+@click.option("--writable", "writable", multiple=True, metavar="DIR",
+              type=click.Path(file_okay=False, path_type=Path),
+              help="A folder your bot may write in (repeatable).")
 def check(
     command: str, variants: tuple[str, ...], games: int, decision_ms: int, seed: int,
-    keep: Path | None, stdio: bool,
+    keep: Path | None, stdio: bool, pass_env: tuple[str, ...], writable: tuple[Path, ...],
 ) -> None:
     """Check that the bot COMMAND plays the protocol correctly in every variant.
 
@@ -487,7 +493,7 @@ def check(
             config = checking.check_config(
                 candidate, name=f"check-{int(time.time())}-{secrets.token_hex(3)}",
                 folder=folder, variants=chosen, games=games, decision_ms=decision_ms,
-                seed=seed,
+                seed=seed, pass_env=pass_env, writable=writable,
             )
             passed = _check(config, " ".join(candidate.command), keep is not None)
         sys.exit(0 if passed else 1)

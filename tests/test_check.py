@@ -376,7 +376,8 @@ def test_the_check_reports_signs_sent_and_received(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
     run = arena("check", f"python {TEST_BOTS / 'sdk_signer.py'}", "--variant", "argentine-2v2",
-                "--games", "1", cwd=work, env={"SIGN_DUMP_DIR": str(dump)})
+                "--games", "1", "--pass-env", "SIGN_DUMP_DIR", "--writable", dump, cwd=work,
+                env={"SIGN_DUMP_DIR": str(dump)})
     assert run.returncode == 0, explain(run)
     found = re.search(r"argentine-2v2: sent (\d+), received (\d+)", run.stdout)
     assert found is not None, explain(run)

@@ -160,6 +160,9 @@ def test_a_stolen_seat_token_is_refused_and_charged_to_the_thief(
             "tournament": {"name": "theft", "games": 2, "variants": ["argentine-1v1"],
                            "concurrency": 1},
             "options": {"argentine-1v1": {"target": 15, "chicos": 1}},
+            # Unsandboxed on purpose: the process-tree check must hold even without the
+            # sandbox (in it, the thief could not read the leak, nor any /proc of a sibling).
+            "sandbox": {"mode": "none"},
             "bot": [
                 {"name": "thief", "command": ["python", str(TEST_BOTS / "thief.py"),
                                               str(leak), "victim"]},

@@ -102,7 +102,7 @@ def test_hostile_bot_finds_nothing_takes_nothing_leaves_nothing(tmp_path: Path) 
                 env={"ARENA_BOT_SEED": "5"})
     assert run.returncode == 0, explain(run)
 
-    logs = sorted((tmp_path / "logs" / name / "bots").glob("*.hostile.log"))
+    logs = sorted((tmp_path / "logs").rglob("*.hostile.log"))
     assert len(logs) == 2, logs  # the hostile bot played two matches, one seat each
     for log in logs:
         data = log.read_bytes()

@@ -38,7 +38,7 @@ from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
 from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
 from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
-from arena.tournament.launcher import resolve_command
+from arena.tournament.launcher import program_dir, resolve_command
 from arena.tournament.pairing_policy import Skill, choose_pair
 from arena.tournament.runner import TournamentRunner
 from arena.tournament.schedule import Pairing
@@ -157,6 +157,7 @@ def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:
     admitted); raises `ConfigError` if a launched bot's program is missing."""
     if bot.launched:
         runner.argv[bot.name] = resolve_command(bot.command, bot.cwd)
+        runner.bot_dirs[bot.name] = bot.dir or program_dir(bot.command, bot.cwd)
     else:
         runner.hub.admit(bot.token, bot.name)
     runner.store.add_bot(bot.name, "launched" if bot.launched else "remote",
@@ -184,7 +185,7 @@ class LadderService:
 
     def __post_init__(self) -> None:
         self.book = LadderBook(self.config.tournament.database)
-        self.runner = TournamentRunner(self.config.tournament)
+        self.runner = TournamentRunner(self.config.tournament, launches=True)
         self.bots: dict[str, BotSpec] = {}
         self.skills: dict[str, dict[str, LadderLine]] = {}  # variant -> bot -> line
         self.games: dict[str, int] = {}  # stored + in flight, all variants

@@ -141,7 +141,10 @@ class TournamentRunner:
         on_match_done: Callable[[Pairing, MatchReport], None] | None = None,
         on_listening: Callable[[str], None] | None = None,
         connect_timeout: float | None = None,
+        launches: bool = False,
     ) -> None:
+        """`launches`: bots with a command may be entered later (the ladder), so the sandbox
+        is chosen now even if the config has none yet."""
         self.config = config
         self.hub = Hub(hello_timeout=config.hello_ms / 1000, max_pending=config.max_pending)
         self.store = Store(config.database, busy_timeout=config.busy_timeout_ms / 1000)
@@ -168,8 +171,8 @@ class TournamentRunner:
             for bot in config.bots if bot.launched
         }
         # Raises SandboxUnavailable (a one-line "how to install") before anything starts.
-        self.sandbox_mode = choose_mode(config.sandbox) if self.argv else "none"
-        self.unsandboxed = bool(self.argv) and self.sandbox_mode == "none"
+        self.sandbox_mode = choose_mode(config.sandbox) if self.argv or launches else "none"
+        self.unsandboxed = bool(self.argv or launches) and self.sandbox_mode == "none"
         self.sandbox: Sandbox | None = None
         self._drain_nursery: trio.Nursery | None = None
 

@@ -324,10 +324,12 @@ class Sandbox:
             if name in _ENV_KEEP or name.startswith("LC_") or name in self.pass_env:
                 clean[name] = value
         clean.update(env)
-        if self.socket is not None:
-            clean["ARENA_SERVER"] = (
-                f"unix:{SOCKET_IN_SANDBOX}" if self.mode == "bubblewrap" else f"unix:{self.socket}"
-            )
+        if self.socket is not None and self.mode == "bubblewrap":
+            # The sandbox's only way out. Unsandboxed seats keep the loopback TCP address the
+            # launcher gives them: there the referee checks that the connecting socket belongs
+            # to the seat's own process tree (a unix socket's peer cannot be checked that way,
+            # and an unsandboxed sibling could reach it).
+            clean["ARENA_SERVER"] = f"unix:{SOCKET_IN_SANDBOX}"
             clean.pop("ARENA_TLS_CA", None)  # the local socket is not TLS
         return clean
 

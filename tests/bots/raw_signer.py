@@ -1,7 +1,8 @@
 """A bot written from arena.proto alone (generated stubs, no SDK) that sends a sign with every
 action and records every sign it receives.
 
-Each line of $SIGN_DUMP_DIR/raw-<random>.jsonl (every sandboxed process is pid 2 of its own namespace) is one of:
+Each line of $SIGN_DUMP_DIR/raw-<random>.jsonl (a random name: every sandboxed process is
+pid 2 of its own namespace) is one of:
     {"sent": {"match_id", "seat", "kind"}}                 a sign it sent with an action
     {"event": {"match_id", "seat", "from", "kind"}}        a SignalEvent it received
     {"view": {"match_id", "seat", "from", "kind"}}         a sign listed in a decision's view
