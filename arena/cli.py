@@ -3,6 +3,7 @@ variants."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import shlex
 import sys
@@ -510,6 +511,58 @@ def variants() -> None:
         )
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
+
+
+def _listen_arg(text: str) -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        _fail(f"--listen: expected HOST:PORT (port 0-65535), got {text!r}")
+    return f"{host or '127.0.0.1'}:{port}"
+
+
+@main.command()
+@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+              show_default=True, help="The results database (opened read-only).")
+@click.option("--listen", default="127.0.0.1:8000", show_default=True,
+              help="HOST:PORT to serve on (port 0: any free port).")
+def web(database: Path, listen: str) -> None:
+    """Serve the contest in a browser: tournaments, live standings, matches, replays."""
+    from arena.web.app import serve  # starlette and hypercorn only for this command
+
+    if not database.is_file():
+        _fail(f"--database: {database} does not exist (run a tournament first)")
+    address = _listen_arg(listen)
+    arena_logging.configure()
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, database, address)
+            out.print(f"arena web: {url}/ (database {database}; Ctrl-C to stop)",
+                      highlight=False, markup=False)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(run)
+
+
+@main.command()
+@click.argument("tournament_name")
+@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+@click.option("--replays", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many replays to embed (the latest matches first).")
+def report(tournament_name: str, database: Path, output: Path, replays: int) -> None:
+    """Write one self-contained HTML file with a tournament's results."""
+    from arena import report as reporting
+
+    if not database.is_file():
+        _fail(f"--database: {database} does not exist")
+    try:
+        size = reporting.write_report(database, tournament_name, output, replays=replays)
+    except ArenaError as exc:
+        _fail(str(exc))
+    out.print(f"report: {output} ({size:,} bytes)", highlight=False, markup=False)
 
 
 if __name__ == "__main__":
