@@ -90,7 +90,8 @@ class TournamentRunner:
         todo, skipped = self.pending() if pairings is None else (pairings, 0)
         self.store.begin_tournament(
             cfg.name,
-            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants)},
+            {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
+             "bots": [bot.name for bot in cfg.bots]},  # the web's progress counts on them
         )
         for bot in cfg.bots:
             self.store.add_bot(bot.name, "launched" if bot.launched else "remote",
