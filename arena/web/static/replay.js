@@ -114,7 +114,10 @@ root.querySelectorAll("[data-go]").forEach((b) => b.addEventListener("click", ()
 seatSelect.addEventListener("change", () => load(seatSelect.value, index));
 window.addEventListener("hashchange", () => {
   const h = fromHash();
-  if (embedded && h.m !== matchId) { matchId = h.m; load("all", h.d); } else if (data) show(h.d);
+  const seat = h.seat === null ? "all" : h.seat;
+  if (embedded && h.m !== matchId) { matchId = h.m; load("all", h.d); }
+  else if (!embedded && seat !== seatSelect.value) { seatSelect.value = seat; load(seat, h.d); }
+  else if (data) show(h.d);
 });
 
 const start = fromHash();
