@@ -29,7 +29,8 @@ def page(title: str, body: str, *, scripts: tuple[str, ...] = (), inline: str = 
         '<nav><a href="/">tournaments</a> <a href="/ladder">ladder</a> '
         '<a href="/matches">matches</a></nav>')
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><link rel="icon" href="data:,">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="icon" href="data:,">'
             f"<title>{e(title)} · Truco Arena</title>{head}</head><body>{nav}"
             f"<main>{body}</main>{tags}</body></html>")
 
