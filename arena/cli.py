@@ -142,7 +142,9 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
         out.print(cross)
 
 
-def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
+def _run(
+    config: TournamentConfig, *, progress: bool, announce: bool = False, web: str | None = None
+) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     runner = TournamentRunner(config)
     todo, done = runner.pending()
@@ -171,9 +173,20 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
     runner.on_match_done = on_done
     runner.on_listening = on_listening
     started = time.monotonic()
+
+    async def run_with_web() -> None:
+        from arena.web.app import serve as serve_web  # only with --web
+
+        assert web is not None
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve_web, config.database, web)
+            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
+            await runner.run()
+            nursery.cancel_scope.cancel()
+
     try:
         with bar:
-            trio.run(runner.run)
+            trio.run(run_with_web if web else runner.run)
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
         if not _interrupted(exc):
             raise
@@ -213,9 +226,12 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--fresh", is_flag=True,
               help="Forget this tournament's stored matches and play it all again.")
+@click.option("--web", "web", metavar="[HOST:]PORT",
+              help="Also serve the web pages (arena web) while the tournament runs.")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
+    web: str | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -235,7 +251,8 @@ def tournament(
         config = _override(config, concurrency=concurrency, games=games, database=database)
         if fresh:
             Store(config.database).forget_tournament(config.name)
-        _run(config, progress=not no_progress and err.is_terminal)
+        _run(config, progress=not no_progress and err.is_terminal,
+             web=_web_arg(web) if web else None)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -243,14 +260,17 @@ def tournament(
 @main.command()
 @click.argument("config_file", type=click.Path(path_type=Path))
 @click.option("--listen", help="host:port to listen on (overrides tournament.listen).")
-def serve(config_file: Path, listen: str | None) -> None:
+@click.option("--web", "web", metavar="[HOST:]PORT",
+              help="Also serve the web pages (arena web) while the tournament runs.")
+def serve(config_file: Path, listen: str | None, web: str | None) -> None:
     """Referee a tournament of remote bots: listen and wait for bots to connect with their
     tokens (from the config's [[bot]] tables), then play the round robin."""
     try:
         config = _override(load_config(config_file), listen=listen)
         if any(b.launched for b in config.bots):
             err.print("note: bots with a command are launched by the referee as usual")
-        _run(config, progress=err.is_terminal, announce=True)
+        _run(config, progress=err.is_terminal, announce=True,
+             web=_web_arg(web) if web else None)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -513,10 +533,17 @@ def variants() -> None:
     out.print(table)
 
 
-def _listen_arg(text: str) -> str:
+def _web_arg(text: str) -> str:
+    """--web PORT or HOST:PORT (a bare port listens on 127.0.0.1)."""
+    if text.isdigit():
+        text = f"127.0.0.1:{text}"
+    return _listen_arg(text, "--web")
+
+
+def _listen_arg(text: str, option: str = "--listen") -> str:
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        _fail(f"--listen: expected HOST:PORT (port 0-65535), got {text!r}")
+        _fail(f"{option}: expected HOST:PORT (port 0-65535), got {text!r}")
     return f"{host or '127.0.0.1'}:{port}"
 
 

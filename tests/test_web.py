@@ -10,9 +10,12 @@ view of that seat did not.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
+import subprocess
+import time
 import urllib.request
 from contextlib import closing
 from pathlib import Path
@@ -20,8 +23,18 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from test_e2e_support import arena
-from web_support import BOTS, VARIANTS, card_tokens, engine_steps, get, get_json, play, web_server
+from test_e2e_support import ARENA, TEST_BOTS, arena, python_bot
+from web_support import (
+    BOTS,
+    VARIANTS,
+    card_tokens,
+    engine_steps,
+    get,
+    get_json,
+    play,
+    web_server,
+    write_config,
+)
 
 from arena.replay import load_replay
 from arena.web import replaydata
@@ -254,3 +267,34 @@ def test_cli_refuses_bad_arguments_with_one_line(played: Path, tmp_path: Path) -
     assert unknown.returncode == 2
     assert "tournament: no tournament named 'nope'" in unknown.stderr
     assert f"tournaments there: {NAME}" in unknown.stderr
+
+
+def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> None:
+    """`arena tournament --web 0` serves the same pages in-process while it plays: the
+    tournament's JSON answers (with the round robin's total) before the run ends, and the
+    run still ends normally. A malformed --web is refused naming the option."""
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"), "random": BOTS["random"]}
+    config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
+                          concurrency=1)
+    log = tmp_path / "run.log"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
+                                 "--web", "0"], cwd=tmp_path, stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r"arena web: (http://\S+?)/t/inproc", log.read_text())):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        status, snap = get_json(f"{m.group(1)}/api/t/inproc")
+        assert proc.poll() is None, "the tournament ended before the page was read"
+        assert status == 200
+        assert snap["total"] == 2
+        assert not snap["finished"]
+    finally:
+        assert proc.wait(timeout=300) == 0, log.read_text()
+    bad = arena("tournament", config, "--web", "nowhere", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "--web: expected HOST:PORT" in bad.stderr
