@@ -9,6 +9,7 @@ import shlex
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -176,10 +177,12 @@ def _run(
 
     async def run_with_web() -> None:
         from arena.web.app import serve as serve_web  # only with --web
+        from arena.web.spectate import Spectators
 
         assert web is not None
+        watch = Spectators(lambda: runner.live, config.spectator_delay_s)
         async with trio.open_nursery() as nursery:
-            url = await nursery.start(serve_web, config.database, web)
+            url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
             err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
             await runner.run()
             nursery.cancel_scope.cancel()

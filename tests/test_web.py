@@ -271,11 +271,13 @@ def test_cli_refuses_bad_arguments_with_one_line(played: Path, tmp_path: Path) -
 
 def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> None:
     """`arena tournament --web 0` serves the same pages in-process while it plays: the
-    tournament's JSON answers (with the round robin's total) before the run ends, and the
-    run still ends normally. A malformed --web is refused naming the option."""
+    tournament's JSON answers (with the round robin's total) before the run ends, /live lists
+    the match being played and its feed sends public states only (no hand, no legal
+    actions), in order; the run still ends normally. A malformed --web or
+    [spectators] delay_s is refused naming the option."""
     bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"), "random": BOTS["random"]}
     config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
-                          concurrency=1)
+                          concurrency=1, extra="\n[spectators]\ndelay_s = 0.5\n")
     log = tmp_path / "run.log"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     with log.open("w") as out:
@@ -293,8 +295,31 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
         assert status == 200
         assert snap["total"] == 2
         assert not snap["finished"]
+        while not (live := re.search(r'href="/live/([^"]+)"', get(f"{m.group(1)}/live")[1])):
+            assert proc.poll() is None, "no match was ever listed as live"
+            time.sleep(0.1)
+        with urllib.request.urlopen(f"{m.group(1)}/api/live/{live.group(1)}/events",
+                                    timeout=60) as feed:
+            states = []
+            for raw in feed:
+                line = raw.decode().strip()
+                if line.startswith("data: "):
+                    states.append(json.loads(line[6:]))
+                    if len(states) == 3:
+                        break
+        assert {tuple(s["header"]["bots"]) for s in states} in (
+            {("ponder", "random")}, {("random", "ponder")})
+        for state in states:
+            assert state["state"]["hands"] == [None, None]
+            assert state["state"]["hand"] == []
+            assert state["state"]["legal"] == []
+        assert [s["step"] for s in states] == sorted({s["step"] for s in states})
     finally:
         assert proc.wait(timeout=300) == 0, log.read_text()
     bad = arena("tournament", config, "--web", "nowhere", cwd=tmp_path)
     assert bad.returncode == 2
     assert "--web: expected HOST:PORT" in bad.stderr
+    config.write_text(config.read_text().replace("delay_s = 0.5", "delay_s = -1"))
+    bad = arena("tournament", config, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "spectators.delay_s: must be a number of seconds 0..3600, got -1" in bad.stderr

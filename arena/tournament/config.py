@@ -28,6 +28,9 @@
     memory_mb = 2048
     open_files = 256
 
+    [spectators]                    # live spectating with --web (public information only)
+    delay_s = 0                     # seconds spectators see the table late
+
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
 
@@ -93,9 +96,10 @@ class TournamentConfig:
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
+    spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
 
 
-_TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot"}
+_TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot", "spectators"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
 }
@@ -202,6 +206,11 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         for name, path in (("cert", tls_cert), ("key", tls_key)):
             if not path.is_file():
                 raise ConfigError(f"tls.{name}: file {path} does not exist")
+    spectators = raw.get("spectators", {})
+    _check_keys(spectators, {"delay_s"}, "spectators")
+    delay = spectators.get("delay_s", 0)
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 3600:
+        raise ConfigError(f"spectators.delay_s: must be a number of seconds 0..3600, got {delay!r}")
     bots = _bots(raw.get("bot", []), base)
     return TournamentConfig(
         name=_str(t, "name", "tournament", "tournament"),
@@ -222,6 +231,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
+        spectator_delay_s=float(delay),
     )
 
 

@@ -74,6 +74,8 @@ class TournamentRunner:
             config.connect_ms / 1000 if connect_timeout is None else connect_timeout
         )
         self.address = ""
+        # The matches being played now: id -> (the bot in each seat, the engine's match).
+        self.live: dict[str, tuple[tuple[str, ...], Match]] = {}
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -150,6 +152,8 @@ class TournamentRunner:
             try:
                 if absent is None:
                     links = [s.link for s in seats if s is not None]
+                    names = tuple(b.name for b in seat_bots(pairing, game.team_of))
+                    self.live[pairing.match_id] = (names, game)  # for spectators (arena.web)
                     report = await run_match(
                         pairing.match_id, game, links,
                         time_control=cfg.time_control, policy=cfg.policy,
@@ -157,6 +161,7 @@ class TournamentRunner:
                 else:
                     report = _forfeit(pairing, game, absent, why)
             finally:
+                self.live.pop(pairing.match_id, None)
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
             replay = replay_path(cfg, pairing.match_id)

@@ -30,8 +30,9 @@ from starlette.staticfiles import StaticFiles
 
 from arena.errors import ReplayMismatchError
 from arena.replay import load_replay
-from arena.web import pages, replaydata
+from arena.web import pages, replaydata, spectate
 from arena.web.data import TERMINATIONS, Database, DatabaseError, bot_stats
+from arena.web.spectate import Spectators
 
 STATIC = Path(__file__).parent / "static"
 POLL_S = 1.0  # how often the live feed looks for new match rows
@@ -45,8 +46,11 @@ def _steps(path: str, mtime: float, seat: int | None) -> tuple[dict[str, Any], l
     return replaydata.header(rec), replaydata.steps(rec, seat)
 
 
-def create_app(database: Path, *, poll_s: float = POLL_S) -> Starlette:
-    """The web app over `database` (read-only)."""
+def create_app(
+    database: Path, *, poll_s: float = POLL_S, spectators: Spectators | None = None
+) -> Starlette:
+    """The web app over `database` (read-only); with `spectators`, also the live matches of
+    the tournament playing in this process."""
     db = Database(database)
 
     def html(title: str, body: str, scripts: tuple[str, ...] = (), status: int = 200) -> Response:
@@ -163,6 +167,52 @@ def create_app(database: Path, *, poll_s: float = POLL_S) -> Starlette:
         return StreamingResponse(feed(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
 
+    async def live(request: Request) -> Response:
+        if spectators is None:
+            return html("live", "<h1>Live matches</h1><p>Live spectating is served by the "
+                        "tournament itself: <code>arena tournament CONFIG --web PORT</code>.</p>")
+        running = spectators.running()
+        items = "".join(
+            f'<li><a href="/live/{quote(h["match_id"], safe="")}">{pages.e(h["match_id"])}</a>'
+            f' ({pages.e(" / ".join(h["bots"]))})</li>' for h in running)
+        delay = f", shown {spectators.delay_s:g} s late" if spectators.delay_s else ""
+        return html("live", f"<h1>Live matches</h1><p class=meta>public information only"
+                    f"{delay}</p><ul class=live>{items or '<li>none right now</li>'}</ul>")
+
+    async def live_match(request: Request) -> Response:
+        match_id = request.path_params["id"]
+        if spectators is None or spectators.state(match_id) is None:
+            raise HTTPException(404, f"match: {match_id!r} is not being played here now")
+        body = (f"<h1>{pages.e(match_id)}</h1><p class=meta>live, public information only</p>"
+                f'<div id="viewer" data-live="/api/live/{quote(match_id, safe="")}/events">'
+                '<div class="controls"><span id="pos"></span><select id="seat" hidden>'
+                '<option value="all">public</option></select></div>'
+                '<div id="table"></div><ol id="log"></ol></div>')
+        return html(match_id, body, ("replay.js",))
+
+    async def live_events(request: Request) -> Response:
+        match_id = request.path_params["id"]
+        if spectators is None or spectators.state(match_id) is None:
+            raise HTTPException(404, f"match: {match_id!r} is not being played here now")
+        watch = spectators
+
+        async def feed() -> AsyncIterator[str]:
+            last = -1
+            while True:
+                got = watch.state(match_id)
+                if got is None:
+                    return
+                header, number, state = got
+                if number != last:
+                    last = number
+                    yield spectate.event_text(header, number, state)
+                    if state["over"]:
+                        return
+                await anyio.sleep(spectate.SAMPLE_S)
+
+        return StreamingResponse(feed(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store"})
+
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         log.info("web_error", path=request.url.path, status=exc.status_code, detail=exc.detail)
@@ -184,6 +234,9 @@ def create_app(database: Path, *, poll_s: float = POLL_S) -> Starlette:
         Route("/api/t/{name}", tournament_api),
         Route("/api/t/{name}/events", events),
         Route("/api/m/{id}/replay", replay_api),
+        Route("/live", live),
+        Route("/live/{id}", live_match),
+        Route("/api/live/{id}/events", live_events),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, exception_handlers={
@@ -199,6 +252,7 @@ async def serve(
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
     poll_s: float = POLL_S,
+    spectators: Spectators | None = None,
 ) -> None:
     """Serve the app on `listen` (HOST:PORT; port 0 picks a free one) until cancelled;
     `task_status.started` gets the URL it listens on."""
@@ -206,13 +260,15 @@ async def serve(
     config.bind = [listen]
     config.accesslog = None
     config.errorlog = None
-    app = create_app(database, poll_s=poll_s)
+    app = create_app(database, poll_s=poll_s, spectators=spectators)
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         await hypercorn_serve(app, config, shutdown_trigger=shutdown_trigger,  # type: ignore[arg-type]
                               task_status=task_status)
 
     async with trio.open_nursery() as nursery:
+        if spectators is not None:
+            nursery.start_soon(spectators.run)
         binds: list[str] = await nursery.start(started)
         url = binds[0]
         log.info("web_listening", url=url, database=str(database))

@@ -27,7 +27,7 @@ def page(title: str, body: str, *, scripts: tuple[str, ...] = (), inline: str = 
     tags = "".join(f'<script type="module" src="/static/{e(s)}"></script>' for s in scripts)
     nav = "" if inline else (
         '<nav><a href="/">tournaments</a> <a href="/ladder">ladder</a> '
-        '<a href="/matches">matches</a></nav>')
+        '<a href="/matches">matches</a> <a href="/live">live</a></nav>')
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f'<link rel="icon" href="data:,">'

@@ -120,7 +120,21 @@ window.addEventListener("hashchange", () => {
   else if (data) show(h.d);
 });
 
+function watch(url) {
+  // Live spectating: public states pushed by the server (already delayed); the viewer follows
+  // the newest one unless the spectator stepped back.
+  const source = new EventSource(url);
+  source.addEventListener("state", (ev) => {
+    const msg = JSON.parse(ev.data);
+    const following = !data || index === data.steps.length - 1;
+    if (!data) data = { header: msg.header, seat: null, steps: [] };
+    data.steps.push({ step: msg.step, decision: null, events: [], state: msg.state });
+    if (following) show(data.steps.length - 1);
+    if (msg.state.over) { source.close(); root.dataset.over = "1"; }
+  });
+}
+
 const start = fromHash();
 matchId = start.m;
 if (start.seat !== null && !embedded) seatSelect.value = start.seat;
-load(seatSelect.value, start.d);
+if (root.dataset.live) watch(root.dataset.live); else load(seatSelect.value, start.d);
