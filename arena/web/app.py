@@ -243,10 +243,6 @@ def create_app(
         HTTPException: http_error, DatabaseError: db_error})
 
 
-def match_link(match_id: str) -> str:
-    return "/m/" + quote(match_id, safe="")
-
-
 async def serve(
     database: Path, listen: str, *,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
