@@ -8,6 +8,7 @@ Playwright. Set ARENA_SCREENSHOTS=DIR to save the screenshots shown in the READM
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import subprocess
 import time
@@ -215,3 +216,50 @@ def test_matches_page_renders(contest: dict[str, Any]) -> None:
     status, html = get(f"{contest['url']}/matches?tournament={NAME}")
     assert status == 200
     assert html.count('<a href="/m/') == 4
+
+
+def test_a_running_match_can_be_watched_live_with_public_information_only(
+    browser: Any, tmp_path: Path
+) -> None:
+    """With `arena tournament --web 0`, the live page lists the match being played; its
+    viewer follows the match as it goes (the public state changes without a reload) and
+    never draws a card face in any seat's hand: every hand is backs only."""
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "60"),
+            "heuristic": python_bot(HEURISTIC_BOT)}
+    config = write_config(tmp_path, "watched", bots=bots, variants=("argentine-2v2",),
+                          games=1, concurrency=1)
+    log = tmp_path / "run.log"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
+                                 "--web", "0"], cwd=tmp_path, stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    try:
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r"arena web: (http://\S+?)/t/", log.read_text())):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        page.goto(f"{m.group(1)}/live")
+        while page.locator("ul.live a").count() == 0:
+            assert proc.poll() is None, "the match ended before it was listed"
+            page.wait_for_timeout(200)
+            page.reload()
+        page.click("ul.live a >> nth=0")
+        page.wait_for_selector("#viewer[data-step]")
+        page.evaluate("() => { window.__no_reload = true; }")
+        first = page.get_attribute("#viewer", "data-step")
+        page.wait_for_function(
+            "s => document.querySelector('#viewer').dataset.step !== s", arg=first,
+            timeout=120_000)
+        assert page.evaluate("() => window.__no_reload") is True
+        for _ in range(5):
+            assert page.locator(".seat .hand [data-card]").count() == 0
+            assert page.locator(".seat .hand .back").count() > 0
+            page.wait_for_timeout(300)
+        if SHOTS:
+            page.screenshot(path=f"{SHOTS}/web-live.png")
+    finally:
+        page.close()
+        assert proc.wait(timeout=300) == 0, log.read_text()

@@ -76,7 +76,7 @@ function show(step) {
   const signals = st.signals.map(([s, , text]) => `<li>seat ${s} signed ${esc(text)}</li>`).join("");
   const decision = cur.decision
     ? `<div class="decision">decision ${index}: seat ${cur.decision.seat}, ${cur.decision.latency_ms} ms${cur.decision.fault ? ` <b class="fault">${esc(cur.decision.fault)}</b>` : ""}</div>`
-    : `<div class="decision">the deal</div>`;
+    : `<div class="decision">${root.dataset.live ? `live, update ${cur.step}` : "the deal"}</div>`;
   const events = cur.events.map((ev) => {
     let extra = "";
     if (ev.card) extra = face(ev.card);
