@@ -93,7 +93,8 @@ class TournamentRunner:
         self.store.begin_tournament(
             cfg.name,
             {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
-             "bots": [bot.name for bot in cfg.bots]},  # the web's progress counts on them
+             # for the web's progress and ETA: who plays, and how many matches in all
+             "bots": [bot.name for bot in cfg.bots], "matches": len(todo) + skipped},
         )
         for bot in cfg.bots:
             self.store.add_bot(bot.name, "launched" if bot.launched else "remote",

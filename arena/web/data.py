@@ -40,6 +40,7 @@ class Tournament:
     games: int
     bots: tuple[str, ...]  # as configured (empty for a database written before the field)
     matches: int  # stored so far
+    planned: int | None = None  # matches in all, as the runner recorded it
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,8 @@ class Database:
             cfg: dict[str, Any] = json.loads(config or "{}")
             out.append(Tournament(
                 name, started, finished, tuple(cfg.get("variants", ())),
-                int(cfg.get("games", 1)), tuple(cfg.get("bots", ())), counts.get(name, 0)))
+                int(cfg.get("games", 1)), tuple(cfg.get("bots", ())), counts.get(name, 0),
+                cfg.get("matches")))
         return out
 
     def tournament(self, name: str) -> Tournament | None:
@@ -159,12 +161,12 @@ class Database:
 
     def progress(self, t: Tournament, now: float | None = None) -> Progress:
         """How many matches are stored, of how many, and when the rest should be done (from
-        the pace so far). The total is the round robin's: every pair of the configured bots,
-        every variant, `games` times."""
-        bots = len(t.bots)
-        if not bots:  # an older database: the bots seen so far
-            bots = len({b for r in self.rows(t.name) for b in (r.bot0, r.bot1)})
-        total = len(t.variants) * bots * (bots - 1) // 2 * t.games if t.variants else None
+        the pace so far). The total is what the runner recorded when the tournament began;
+        for an older database, a round robin of its bots: every pair, variant, `games` times."""
+        total: int | None = t.planned
+        if total is None:  # an older database: a round robin of the bots (seen so far)
+            bots = len(t.bots) or len({b for r in self.rows(t.name) for b in (r.bot0, r.bot1)})
+            total = len(t.variants) * bots * (bots - 1) // 2 * t.games if t.variants else None
         done = t.matches
         finished = t.finished_at is not None
         eta = None
