@@ -17,7 +17,14 @@ import click
 import trio
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from arena import check as checking
@@ -40,7 +47,7 @@ from arena.tournament import (
 from arena.tournament.config import parse_config
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
-from arena.tournament.store import MatchRow
+from arena.tournament.store import MatchRow, bot_results
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
@@ -153,13 +160,26 @@ def _run(
         err.print(f"resuming {config.name}: {done} matches already stored, {len(todo)} to play")
     bar = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, disable=not progress, transient=False,
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
+        disable=not progress, transient=False,
     )
     task = bar.add_task(config.name, total=len(todo))
+    begun = time.monotonic()
+    finished = [0]
 
     def on_done(pairing: Pairing, report: MatchReport) -> None:
         bar.advance(task)
         o = report.outcome
+        finished[0] += 1
+        if not err.is_terminal:  # a log, not a bar: one line per finished match, with an ETA
+            n = finished[0]
+            eta = (time.monotonic() - begun) / n * (len(todo) - n)
+            bots = (pairing.teams[0].name, pairing.teams[1].name)
+            accounts = find_variant(pairing.variant).accounts(pairing.options)
+            side = bot_results(report, bots, accounts)[0]
+            winner = "nobody" if side is None else bots[side]
+            err.print(f"[{n}/{len(todo)}] {pairing.match_id}: {o.termination.name.lower()}, "
+                      f"won by {winner}; ETA {eta:.0f} s", highlight=False, markup=False)
         if not o.normal:
             bar.console.print(
                 f"[yellow]{pairing.match_id}: {o.termination.name.lower()} "

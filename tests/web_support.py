@@ -56,6 +56,7 @@ def play(folder: Path, name: str, **kw: Any) -> Path:
     """Run a real tournament to the end; return its database."""
     run = arena("tournament", write_config(folder, name, **kw), "--no-progress", cwd=folder)
     assert run.returncode == 0, explain(run)
+    (folder / "tournament.err").write_text(run.stderr, encoding="utf-8")
     return folder / "arena.db"
 
 
