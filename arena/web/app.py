@@ -225,6 +225,11 @@ def create_app(
         log.warning("web_database_error", path=request.url.path, error=str(exc))
         return html("error", f"<h1>503</h1><p class=error>{pages.e(exc)}</p>", status=503)
 
+    async def crash(request: Request, exc: Exception) -> Response:
+        log.error("web_exception", path=request.url.path, error=repr(exc), exc_info=exc)
+        return html("error", "<h1>500</h1><p class=error>internal error (logged)</p>",
+                    status=500)
+
     routes = [
         Route("/", index),
         Route("/ladder", ladder),
@@ -240,7 +245,7 @@ def create_app(
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     return Starlette(routes=routes, exception_handlers={
-        HTTPException: http_error, DatabaseError: db_error})
+        HTTPException: http_error, DatabaseError: db_error, Exception: crash})
 
 
 async def serve(
@@ -259,8 +264,9 @@ async def serve(
     app = create_app(database, poll_s=poll_s, spectators=spectators)
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
-        await hypercorn_serve(app, config, shutdown_trigger=shutdown_trigger,  # type: ignore[arg-type]
-                              task_status=task_status)
+        # Starlette's ASGI types are looser than Hypercorn's (both are ASGI 3 apps).
+        await hypercorn_serve(app, config,  # type: ignore[arg-type]
+                              shutdown_trigger=shutdown_trigger, task_status=task_status)
 
     async with trio.open_nursery() as nursery:
         if spectators is not None:
