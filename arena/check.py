@@ -2,24 +2,30 @@
 
 The candidate bot plays real matches, through the real referee and tournament runner, against
 the sample random bot (sample_bots/random_bot.py) over the chosen variants. What the runner
-stores — a row per match (arena/tournament/store.py) and a replay file per match
-(docs/replay.md) — is then read back for the candidate's seats, and five checks are judged:
+stores — a row per match (arena/tournament/store.py), a replay file per match
+(docs/replay.md) and each launched seat's output — is then read back for the candidate's
+seats, and six checks are judged:
 
     connects and says hello               no `forfeit` with the candidate at fault
     answers every decision in time        no timeout strike on its seats
     only legal answers                    no illegal_action strike on its seats
     stays connected to the end            no `disconnect` with the candidate at fault
     every match reached its natural end   termination `normal` (the overall pass)
+    answers are the bot's own             no `FALLBACK_MARK` line in its output: the Python
+                                          SDK answered for it because `act()` raised
 
 Everything here but `sample_bot`, `check_config` and `load_matches` is a pure function over
 `MatchRow`s and `Replay`s, so the judging is tested without playing a match. For information
 it also collects the candidate's decision latency and the kinds of action it chose (and those
-it was offered but never chose), so an author sees which situations were exercised.
+it was offered but never chose), so an author sees which situations were exercised, and the
+signs (señas) it sent and received.
 """
 
 from __future__ import annotations
 
 import enum
+import glob
+import re
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -33,8 +39,9 @@ import arena
 from arena.errors import ArenaError, ConfigError
 from arena.replay import Replay, load_replay
 from arena.rules import Action, ActionKind, Match, Options, find_variant, parse_card
+from arena.sdk import FALLBACK_MARK
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
-from arena.tournament.runner import replay_path
+from arena.tournament.runner import bot_logs, replay_path
 from arena.tournament.store import MatchRow, Store
 
 CANDIDATE = "candidate"
@@ -64,7 +71,9 @@ CHECKS: tuple[Check, ...] = (
     Check("legal", "only legal answers", "legal"),
     Check("connected", "stays connected to the end", "connected"),
     Check("natural_end", "every match reached its natural end", "natural end"),
+    Check("own_answers", "answers are the bot's own (no SDK fallback)", "own"),
 )
+_NATURAL_END = 4  # index of "natural_end" in CHECKS: the overall pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +104,9 @@ class MatchCheck:
     latencies_ms: tuple[float, ...]  # of every decision it answered (timeouts left out)
     chosen: tuple[str, ...]  # the action kinds it chose, in order (faults left out)
     offered: frozenset[str]  # every action kind that was legal at one of its decisions
+    signs_sent: int = 0  # signs the candidate sent with its actions (recorded by the referee)
+    signs_received: int = 0  # signs its seats received from a partner seat
+    fallbacks: int = 0  # answers the SDK made for it because act() raised
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +121,13 @@ class VariantCheck:
     latencies_ms: tuple[float, ...]
     chosen: tuple[tuple[str, int], ...]  # (kind, times), most chosen first
     never_chosen: tuple[str, ...]  # kinds offered to it but never chosen, sorted
+    signs_sent: int = 0
+    signs_received: int = 0
 
     @property
     def passed(self) -> bool:
         return all(f.verdict is not Verdict.FAIL for f in self.findings) and (
-            self.findings[-1].verdict is Verdict.PASS
+            self.findings[_NATURAL_END].verdict is Verdict.PASS
         )
 
     @property
@@ -154,8 +168,30 @@ def _strike_finding(
     return Finding(Verdict.FAIL, ending.get("detail", ""), row.id, count, 1)
 
 
-def check_match(row: MatchRow, replay: Replay, candidate: str = CANDIDATE) -> MatchCheck:
-    """Judge every check on one stored match and its replay, for the candidate's seats."""
+def signs(replay: Replay, seats: Sequence[int]) -> tuple[int, int]:
+    """(sent, received): the signs `seats` sent with their actions, and the signs they
+    received from a partner (another seat of the same team; signals "team" delivers every
+    sign to every partner), as the replay's action lines record them."""
+    team_of = {s["seat"]: s.get("team") for s in replay.header.get("seats", ())}
+    sent = received = 0
+    for line in replay.lines:
+        if line.get("type") != "action" or not line.get("signal"):
+            continue
+        sender = line["seat"]
+        sent += sender in seats
+        received += sum(
+            1 for seat in seats
+            if seat != sender and team_of.get(seat) is not None
+            and team_of.get(seat) == team_of.get(sender)
+        )
+    return sent, received
+
+
+def check_match(
+    row: MatchRow, replay: Replay, candidate: str = CANDIDATE, fallbacks: int = 0
+) -> MatchCheck:
+    """Judge every check on one stored match and its replay, for the candidate's seats;
+    `fallbacks` is how many answers the SDK made for it (`count_fallbacks`)."""
     seats = candidate_seats(row, replay, candidate)
     result = replay.result or {}
     at_fault = row.faulty_bot == candidate
@@ -185,11 +221,21 @@ def check_match(row: MatchRow, replay: Replay, candidate: str = CANDIDATE) -> Ma
         seat = result.get("faulty_seat")
         how = f"{row.termination} by {who}" + (f" (seat {seat})" if seat is not None else "")
         natural = Finding(Verdict.FAIL, f"{how}: {detail}" if detail else how, row.id, 0, 1)
+    if fallbacks:
+        own = Finding(
+            Verdict.FAIL,
+            f"act() raised {plural(fallbacks, 'time')}; the SDK answered the first legal "
+            "action instead (the traceback is in the bot's output)",
+            row.id, fallbacks, 1,
+        )
+    else:
+        own = Finding(Verdict.PASS if reached else Verdict.UNTESTED)
+    sent, received = signs(replay, seats)
     return MatchCheck(
         match_id=row.id,
         variant=row.variant,
         seats=seats,
-        findings=(hello, in_time, legal, connected, natural),
+        findings=(hello, in_time, legal, connected, natural, own),
         strikes=sum(row.strikes[s] for s in seats if s < len(row.strikes)),
         decisions=len(actions) + struck,
         latencies_ms=tuple(
@@ -197,6 +243,9 @@ def check_match(row: MatchRow, replay: Replay, candidate: str = CANDIDATE) -> Ma
         ),
         chosen=tuple(line["action"]["kind"] for line in actions if line["fault"] is None),
         offered=offered_kinds(replay, seats),
+        signs_sent=sent,
+        signs_received=received,
+        fallbacks=fallbacks,
     )
 
 
@@ -215,7 +264,7 @@ def offered_kinds(replay: Replay, seats: Sequence[int]) -> frozenset[str]:
             if line.get("type") == "hand"
         }
         match = Match(
-            variant, Options(**h["options"]), h["seed"], dealer=h["first_dealer"],
+            variant, Options(**h["options"]), int(h["seed"]), dealer=h["first_dealer"],
             scores=tuple(h["initial_scores"]), deals=deals,
         )
     except (ArenaError, ValueError, KeyError, TypeError):
@@ -266,6 +315,8 @@ def check_variant(variant: str, matches: Sequence[MatchCheck]) -> VariantCheck:
         latencies_ms=tuple(ms for m in matches for ms in m.latencies_ms),
         chosen=tuple(sorted(chosen.items(), key=lambda kv: (-kv[1], kv[0]))),
         never_chosen=tuple(sorted(offered - set(chosen))),
+        signs_sent=sum(m.signs_sent for m in matches),
+        signs_received=sum(m.signs_received for m in matches),
     )
 
 
@@ -273,11 +324,15 @@ def analyse(
     matches: Iterable[tuple[MatchRow, Replay]],
     variants: Sequence[str],
     candidate: str = CANDIDATE,
+    fallbacks: dict[str, int] | None = None,
 ) -> list[VariantCheck]:
-    """The checks per variant, in the order of `variants`, from stored rows and replays."""
+    """The checks per variant, in the order of `variants`, from stored rows and replays (and
+    the SDK fallbacks counted per match id, `count_fallbacks`)."""
     per_variant: dict[str, list[MatchCheck]] = {v: [] for v in variants}
     for row, replay in sorted(matches, key=lambda pair: pair[0].id):
-        per_variant.setdefault(row.variant, []).append(check_match(row, replay, candidate))
+        per_variant.setdefault(row.variant, []).append(
+            check_match(row, replay, candidate, (fallbacks or {}).get(row.id, 0))
+        )
     return [check_variant(v, checks) for v, checks in per_variant.items()]
 
 
@@ -344,9 +399,28 @@ def load_matches(store: Store, config: TournamentConfig) -> list[tuple[MatchRow,
 
 
 
+def fallback_lines(text: str) -> int:
+    """How many SDK fallback lines (`arena.sdk.FALLBACK_MARK`) a bot's output holds."""
+    return sum(1 for line in text.splitlines() if line.startswith(FALLBACK_MARK))
+
+
+def count_fallbacks(config: TournamentConfig, match_ids: Iterable[str]) -> dict[str, int]:
+    """Per match id, the SDK fallback lines in the candidate's output files (one per seat,
+    `bot_logs(config)`). A bot that does not use the Python SDK never prints them."""
+    folder = bot_logs(config)
+    counts: dict[str, int] = {}
+    for match_id in match_ids:
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", match_id)  # as the runner names the files
+        counts[match_id] = sum(
+            fallback_lines(path.read_text(encoding="utf-8", errors="replace"))
+            for path in folder.glob(f"{glob.escape(safe)}.seat*.{CANDIDATE}.log")
+        )
+    return counts
+
+
 # --------------------------------------------------------------------------- the report
 
-_FAULTS = {"in_time": "timeout", "legal": "illegal answer"}
+_FAULTS = {"in_time": "timeout", "legal": "illegal answer", "own_answers": "fallback answer"}
 _STYLE = {Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.UNTESTED: "dim"}
 
 
@@ -365,6 +439,7 @@ def report_table(reports: Sequence[VariantCheck]) -> Table:
     table.add_column("decisions", justify="right")
     table.add_column("strikes", justify="right")
     table.add_column("latency ms\nmedian / max", justify="right", no_wrap=True)
+    table.add_column("signs\nsent/recv", justify="right", no_wrap=True)
     for r in reports:
         median, longest = r.latency_median_ms, r.latency_max_ms
         table.add_row(
@@ -374,6 +449,7 @@ def report_table(reports: Sequence[VariantCheck]) -> Table:
             str(r.strikes),
             f"{median:.1f} / {longest:.1f}" if median is not None and longest is not None
             else "-",
+            f"{r.signs_sent}/{r.signs_received}",
         )
     return table
 
@@ -418,6 +494,10 @@ def action_lines(reports: Sequence[VariantCheck]) -> list[str]:
         chosen = ", ".join(f"{kind} {n}" for kind, n in r.chosen) or "none (all faults)"
         never = ", ".join(r.never_chosen) or "none"
         lines.append(f"  {r.variant}: {chosen}; never chosen: {never}")
+    lines.append("signs (señas) sent with actions, and received from partners:")
+    lines.extend(
+        f"  {r.variant}: sent {r.signs_sent}, received {r.signs_received}" for r in reports
+    )
     return lines
 
 

@@ -249,12 +249,14 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--fresh", is_flag=True,
               help="Forget this tournament's stored matches and play it all again.")
+@click.option("--replay-legal", is_flag=True, default=None,
+              help="Replays list each decision's legal actions (tournament.replay_legal).")
 @click.option("--web", "web", metavar="[HOST:]PORT",
               help="Also serve the web pages (arena web) while the tournament runs.")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
-    web: str | None,
+    replay_legal: bool | None, web: str | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -271,7 +273,8 @@ def tournament(
             config = _override(
                 config, time_control=replace(config.time_control, decision_ms=decision_ms)
             )
-        config = _override(config, concurrency=concurrency, games=games, database=database)
+        config = _override(config, concurrency=concurrency, games=games, database=database,
+                           replay_legal=replay_legal)
         if fresh:
             Store(config.database).forget_tournament(config.name)
         _run(config, progress=not no_progress and err.is_terminal,
@@ -379,15 +382,34 @@ def match(
         pairing = Pairing(pairing.match_id, variant, pairing.options, seed, (bots[0], bots[1]), 0)
         if any(not b.launched for b in bots):
             runner.on_listening = lambda a: err.print(f"listening on {a}; waiting for bots")
+        played: list[MatchReport] = []
+        runner.on_match_done = lambda _pairing, report: played.append(report)
         trio.run(runner.run, [pairing])
         row = runner.store.matches(config.name)[0]
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
             f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
-            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}"
+            f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
+            highlight=False, markup=False,
         )
         from arena.tournament.runner import replay_path
         out.print(f"replay: {replay_path(config, pairing.match_id)}")
+        if row.termination != "normal":
+            # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
+            outcome = played[0].outcome if played else None
+            seat = outcome.faulty_seat if outcome is not None else None
+            at_fault = row.faulty_bot or "nobody"
+            if seat is not None:
+                at_fault += f" (seat {seat})"
+            detail = outcome.detail if outcome is not None else ""
+            out.print(
+                f"ended by {row.termination}: at fault {at_fault}"
+                + (f": {detail}" if detail else ""),
+                highlight=False, markup=False,
+            )
+            if row.faulty_bot:
+                out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
+                sys.exit(1)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -466,7 +488,9 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
         sys.exit(130)
     finally:
         arena_logging.configure(stream=sys.stderr, level="error")  # closes the log file
-    reports = checking.analyse(checking.load_matches(runner.store, config), config.variants)
+    matches = checking.load_matches(runner.store, config)
+    fallbacks = checking.count_fallbacks(config, (row.id for row, _ in matches))
+    reports = checking.analyse(matches, config.variants, fallbacks=fallbacks)
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:
@@ -490,14 +514,17 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
 @click.argument("replay_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--quiet", is_flag=True, help="Only check; print nothing but the verdict.")
 def replay(replay_file: Path, quiet: bool) -> None:
-    """Print a match from its replay file and check that it replays to the same result."""
+    """Print a match from its replay file (format 1 or 2, docs/replay.md) and check that it
+    replays through the rules engine to the same lines, awards and result."""
     try:
         data = load_replay(replay_file)
         if not quiet:
             for line in describe(data):
                 out.print(line, highlight=False, markup=False)
         verify_replay(data)
-        out.print("replay check: OK (every action legal, same awards, same result)")
+        what = ("every line regenerated by the engine" if data.format >= 2
+                else "every action legal, same awards")
+        out.print(f"replay check: OK (format {data.format}: {what}, same result)")
     except ArenaError as exc:
         _fail(f"replay check failed: {exc}")
 
@@ -518,16 +545,25 @@ def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
     _print_standings(store, tournament_name, variant_names(), fmt)
 
 
-@main.command()
-@click.option("--database", type=click.Path(exists=True, path_type=Path),
+@main.group(invoke_without_command=True)
+@click.option("--database", type=click.Path(path_type=Path),
               default=Path("arena.db"), show_default=True)
 @click.option("--variant", "only", multiple=True,
               help="Only matches of these variants (repeatable). Default: every variant.")
 @click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
               show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
-def ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
-    """Print the ladder: every bot's standing and Elo over every match of every tournament
-    in the database (the same bot name is the same bot)."""
+@click.pass_context
+def ladder(ctx: click.Context, database: Path, only: tuple[str, ...], fmt: str) -> None:
+    """Print the ladder. With a ladder service's database (`arena ladder serve`), its table
+    (as `arena ladder show`); otherwise every bot's standing and Elo over every match of
+    every tournament in the database (the same bot name is the same bot)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    if not database.exists():
+        _fail(f"--database: {database} does not exist")
+    if ladder_cli.has_ladder(database):
+        ladder_cli.show_only_ladder(database, only, fmt)
+        return
     store = Store(database)
     try:
         chosen = {find_variant(v).name for v in only}
@@ -614,6 +650,9 @@ def report(tournament_name: str, database: Path, output: Path, replays: int) -> 
         _fail(str(exc))
     out.print(f"report: {output} ({size:,} bytes)", highlight=False, markup=False)
 
+from arena import ladder_cli  # noqa: E402 (it uses this module's consoles)
+
+ladder_cli.register(main, ladder)
 
 if __name__ == "__main__":
     main()

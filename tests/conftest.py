@@ -1,11 +1,83 @@
-"""Shared fixtures. Helpers of the end-to-end tests live in test_e2e_support.py."""
+"""Shared fixtures. Helpers of the end-to-end tests live in test_e2e_support.py.
+
+Every replay file the suite writes (any `*.jsonl` of format 2 under the session's temporary
+folder: the tournaments of the end-to-end tests, `arena match`, the replay tests) is checked
+at the end of the session against docs/replay.schema.json, line by line, and re-scored by the
+independent tests/rescore.py; a file that fails is an error of the session. Files meant to be
+broken have "tampered" in their name (`tampered.jsonl`, `x.tampered.jsonl`). The summary
+line says how many files were checked.
+"""
 
 from __future__ import annotations
 
+import json
 import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
+from rescore import RescoreError, rescore
 from test_e2e_support import JS_BOT
+
+REPLAY_SCHEMA = Path(__file__).parent.parent / "docs" / "replay.schema.json"
+_checked: dict[str, int] = {"files": 0, "lines": 0, "format1": 0, "cut_short": 0}
+
+
+def check_replay_file(path: Path, validator: Draft202012Validator) -> list[str]:
+    """What is wrong with one replay file: schema errors by line, then the re-scorer's."""
+    text = path.read_text(encoding="utf-8").splitlines()
+    problems = []
+    for number, line in enumerate(text, 1):
+        for error in validator.iter_errors(json.loads(line)):
+            where = "/".join(map(str, error.absolute_path)) or "(line)"
+            problems.append(f"{path}:{number}: {where}: {error.message}")
+    if not problems:
+        try:
+            if rescore(path).cut_short:
+                _checked["cut_short"] += 1
+        except (RescoreError, KeyError, TypeError, ValueError) as exc:
+            problems.append(f"{path}: rescore: {exc!r}")
+    _checked["lines"] += len(text)
+    return problems
+
+
+@pytest.fixture(scope="session", autouse=True)
+def every_replay_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """After the last test: every format-2 replay written under the session's temporary
+    folder validates against docs/replay.schema.json and re-scores with tests/rescore.py."""
+    yield
+    validator = Draft202012Validator(json.loads(REPLAY_SCHEMA.read_text(encoding="utf-8")))
+    problems: list[str] = []
+    for path in sorted(tmp_path_factory.getbasetemp().rglob("*.jsonl")):
+        if "tampered" in path.name:
+            continue
+        with path.open(encoding="utf-8") as src:
+            first = src.readline()
+        try:
+            header = json.loads(first)
+        except json.JSONDecodeError:
+            continue
+        if not isinstance(header, dict) or header.get("type") != "match":
+            continue  # a log, not a replay
+        if header.get("format") == 1:
+            _checked["format1"] += 1
+            continue
+        _checked["files"] += 1
+        problems.extend(check_replay_file(path, validator))
+    assert not problems, "replays that break docs/replay.schema.json or tests/rescore.py:\n" + (
+        "\n".join(problems[:40])
+    )
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _checked["files"] or _checked["format1"]:
+        terminalreporter.write_line(
+            f"replays checked against docs/replay.schema.json and tests/rescore.py: "
+            f"{_checked['files']} files, {_checked['lines']} lines "
+            f"({_checked['cut_short']} cut short by a fault; {_checked['format1']} of format 1 "
+            "skipped)"
+        )
 
 
 @pytest.fixture(scope="session")

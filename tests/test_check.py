@@ -96,7 +96,7 @@ def _late_once() -> Policy:
 def test_a_clean_match_passes_every_check_and_reports_what_the_candidate_did(
     tmp_path: Path,
 ) -> None:
-    """A match played to its end without a fault passes all five checks; the decisions,
+    """A match played to its end without a fault passes all six checks; the decisions,
     latencies and chosen kinds are exactly the candidate's action lines in the replay, and
     what it was offered comes from the rules engine (the first legal action is always a play
     or a call, so a first-legal bot is offered more than it chooses)."""
@@ -129,7 +129,7 @@ def test_three_timeouts_fail_in_time_with_the_stored_detail_and_every_strike(
     assert row.termination == "timeout"
     assert _verdicts(checked.findings) == {
         "hello": Verdict.PASS, "in_time": Verdict.FAIL, "legal": Verdict.PASS,
-        "connected": Verdict.PASS, "natural_end": Verdict.FAIL,
+        "connected": Verdict.PASS, "natural_end": Verdict.FAIL, "own_answers": Verdict.PASS,
     }
     in_time, natural = checked.findings[1], checked.findings[4]
     assert in_time.detail.startswith("no answer within 1000 ms")
@@ -204,6 +204,7 @@ def test_a_forfeit_at_start_fails_hello_and_leaves_the_rest_untested() -> None:
     assert _verdicts(checked.findings) == {
         "hello": Verdict.FAIL, "in_time": Verdict.UNTESTED, "legal": Verdict.UNTESTED,
         "connected": Verdict.UNTESTED, "natural_end": Verdict.FAIL,
+        "own_answers": Verdict.UNTESTED,
     }
     assert checked.findings[0].detail == detail
     report = check_variant("mineiro-1v1", [checked])
@@ -231,7 +232,7 @@ def test_variants_combine_their_matches_and_keep_the_first_problem(tmp_path: Pat
     assert (in_time.failed, in_time.faults) == (1, 1)
     assert in_time.where.startswith("t:argentine-1v1:candidate-opponent:1,")
     text = summary(reports)
-    assert text.startswith("FAIL: 1 of 5 checks failed (answers every decision in time)")
+    assert text.startswith("FAIL: 1 of 6 checks failed (answers every decision in time)")
     assert "mineiro-1v1, argentine-1v1" in text
 
 
@@ -346,3 +347,39 @@ def test_bad_usage_exits_2_naming_the_valid_variants(tmp_path: Path) -> None:
     assert missing.returncode == 2, explain(missing)
     assert "COMMAND" in missing.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.e2e
+def test_a_bot_whose_act_raises_fails_own_answers(tmp_path: Path) -> None:
+    """A bot whose act() raises on every call is answered for by the SDK (first legal action,
+    so it passes 'in time' and 'legal'), but fails 'answers are the bot's own', counting the
+    fallbacks the SDK printed; exit 1. Protocol 1.0's SDK fell back silently and the check
+    passed such a bot."""
+    run = _check(f"python {TEST_BOTS / 'raising.py'}", "--variant", "argentine-1v1",
+                 "--games", "1", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    out = run.stdout
+    assert re.search(_line("FAIL", "answers are the bot's own (no SDK fallback)"), out,
+                     re.MULTILINE), out
+    assert re.search(r"argentine-1v1: act\(\) raised \d+ times; the SDK answered", out), out
+    assert re.search(r"\(\d+ fallback answers in 1 of 1 match;", out), out
+    assert re.search(_line("PASS", "only legal answers"), out, re.MULTILINE), out
+    assert re.search(_line("PASS", "answers every decision in time"), out, re.MULTILINE), out
+
+
+@pytest.mark.e2e
+def test_the_check_reports_signs_sent_and_received(tmp_path: Path) -> None:
+    """A 2v2 check of a bot that signs with every action reports the signs it sent and the
+    signs its seats received from their partner (here the same bot): both above zero."""
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    work = tmp_path / "work"
+    work.mkdir()
+    run = arena("check", f"python {TEST_BOTS / 'sdk_signer.py'}", "--variant", "argentine-2v2",
+                "--games", "1", cwd=work, env={"SIGN_DUMP_DIR": str(dump)})
+    assert run.returncode == 0, explain(run)
+    found = re.search(r"argentine-2v2: sent (\d+), received (\d+)", run.stdout)
+    assert found is not None, explain(run)
+    sent, received = int(found[1]), int(found[2])
+    assert sent > 0
+    assert received > 0

@@ -133,7 +133,7 @@ def match_truth(path: Path) -> MatchTruth:
         elif line["type"] == "hand_end":
             scores = tuple(line["scores"])
     return MatchTruth(
-        header["match_id"], header["variant"], header["seed"], list(variant.team_of), hands
+        header["match_id"], header["variant"], int(header["seed"]), list(variant.team_of), hands
     )
 
 

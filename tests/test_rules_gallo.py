@@ -13,7 +13,7 @@ from test_rules_support import award, card, kinds, run, stacked
 
 from arena.errors import IllegalActionError
 from arena.rules import Action, ActionKind, AwardReason, Match, deal_cards, find_variant, play
-from arena.rules.views import HandEndEvent, MoveEvent
+from arena.rules.views import HandEndEvent, Move, MoveEvent
 
 K = ActionKind
 GALLO = "4e 5e 6b 1e"  # the gallo's four cards
@@ -58,15 +58,20 @@ def test_seeded_deals_give_the_gallo_four_cards() -> None:
 
 
 def test_the_discard_is_private() -> None:
-    """The discard is private to the gallo (RULES.md §4.7): its event goes to the gallo alone,
-    the other seats' views show a DISCARD without a card, and the hand summary never names
-    it; the full record keeps it (it is needed to replay)."""
+    """The discard is private to the gallo (RULES.md §4.7): its event with the card goes to
+    the gallo alone, the other seats get a move event of a DISCARD without a card (as their
+    views list it: protocol 1.1, a bot counting events does not drift), and the hand summary
+    never names it; the full record keeps it (it is needed to replay)."""
     match = _gallo()
     events = match.apply(Action(K.DISCARD, card=card("6b")))
-    (event,) = events
+    (event, public) = events
     assert event.audience == {2}
     assert isinstance(event.body, MoveEvent)
     assert event.body.move.action.card == card("6b")
+    assert public.audience == {0, 1}
+    assert isinstance(public.body, MoveEvent)
+    assert public.body.move == Move(2, Action(K.DISCARD))
+    assert public.body.card is None
     for seat in (0, 1):
         view = match.view(seat)
         assert view.moves[0].action == Action(K.DISCARD)

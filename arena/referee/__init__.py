@@ -4,7 +4,14 @@ Only this layer knows about time. It talks to seats through `SeatLink`s and neve
 rule itself: `arena.rules.Match` does.
 """
 
-from arena.referee.links import Answer, DecisionRequest, MatchStart, SeatLink, TimeControl
+from arena.referee.links import (
+    Answer,
+    DecisionRequest,
+    Fault,
+    MatchStart,
+    SeatLink,
+    TimeControl,
+)
 from arena.referee.match import Decision, FaultPolicy, MatchReport, run_match
 from arena.referee.outcome import Outcome, Termination
 
@@ -12,6 +19,7 @@ __all__ = [
     "Answer",
     "Decision",
     "DecisionRequest",
+    "Fault",
     "FaultPolicy",
     "MatchReport",
     "MatchStart",

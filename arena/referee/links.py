@@ -69,6 +69,20 @@ class Answer:
     signal: Signal | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A strike against a seat, as the seat is told it: which request, what kind of fault
+    ("timeout" or "illegal_action"), why, and the seat's strikes so far (this one included)
+    out of the strikes that forfeit the match."""
+
+    request_id: str
+    seat: int
+    kind: str
+    detail: str
+    strikes: int
+    max_strikes: int
+
+
 class SeatLink(Protocol):
     """One seat's line to its bot."""
 
@@ -84,6 +98,10 @@ class SeatLink(Protocol):
 
     def tell(self, item: Event | HandSummary) -> None:
         """Pass on an event or hand summary the seat may see (never blocks)."""
+
+    def fault(self, fault: Fault) -> None:
+        """Tell the seat about a strike the referee just counted against it (never blocks).
+        Called for every strike, before the default action is played or the match ends."""
 
     async def reconnect(self) -> None:
         """After `BotDisconnected`: wait for the bot to come back (the referee bounds the

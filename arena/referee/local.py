@@ -11,7 +11,7 @@ import inspect
 from collections.abc import Awaitable, Callable
 
 from arena.errors import BotDisconnected
-from arena.referee.links import Answer, DecisionRequest, MatchStart
+from arena.referee.links import Answer, DecisionRequest, Fault, MatchStart
 from arena.referee.outcome import Outcome
 from arena.rules import Event, HandSummary
 
@@ -28,6 +28,7 @@ class LocalLink:
         self.requests: list[DecisionRequest] = []
         self.told: list[Event | HandSummary] = []
         self.outcome: Outcome | None = None
+        self.faults: list[Fault] = []
 
     @property
     def bot_name(self) -> str:
@@ -45,6 +46,9 @@ class LocalLink:
 
     def tell(self, item: Event | HandSummary) -> None:
         self.told.append(item)
+
+    def fault(self, fault: Fault) -> None:
+        self.faults.append(fault)
 
     async def reconnect(self) -> None:
         raise BotDisconnected(f"{self._name} cannot reconnect: it is in-process")

@@ -25,7 +25,14 @@ import structlog
 import trio
 
 from arena.errors import BotDisconnected, ProtocolViolation
-from arena.referee.links import Answer, DecisionRequest, MatchStart, SeatLink, TimeControl
+from arena.referee.links import (
+    Answer,
+    DecisionRequest,
+    Fault,
+    MatchStart,
+    SeatLink,
+    TimeControl,
+)
 from arena.referee.outcome import Outcome, Termination
 from arena.rules import (
     Action,
@@ -194,6 +201,10 @@ async def run_match(
                     "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
                     detail=detail, strikes=strikes[seat],
                 )
+                links[seat].fault(
+                    Fault(request.request_id, seat, fault, detail, strikes[seat],
+                          policy.max_strikes)
+                )
                 if strikes[seat] >= policy.max_strikes:
                     kind = Termination.TIMEOUT if fault == "timeout" else Termination.ILLEGAL_ACTION
                     ending = (kind, seat, detail)
@@ -212,6 +223,10 @@ async def run_match(
                     log.warning(
                         "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
                         detail=detail, strikes=strikes[seat],
+                    )
+                    links[seat].fault(
+                        Fault(request.request_id, seat, fault, detail, strikes[seat],
+                              policy.max_strikes)
                     )
                     if strikes[seat] >= policy.max_strikes:
                         ending = (Termination.ILLEGAL_ACTION, seat, detail)

@@ -27,11 +27,11 @@ import structlog
 import trio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_health.v1.health import aio as health_aio
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
-from arena.referee import Answer, DecisionRequest, MatchStart, Outcome
+from arena.referee import Answer, DecisionRequest, Fault, MatchStart, Outcome
 from arena.rpc import convert
 from arena.rpc.bridge import (
     BadMessage,
@@ -47,7 +47,12 @@ from arena.rules.views import HandEndEvent
 from arena.v1 import arena_pb2 as pb
 
 PROTOCOL_VERSION = 1
+PROTOCOL_MINOR = 1  # 1.1: wire-compatible with 1.0 bots (see arena.proto)
 SERVICE = "arena.v1.Referee"
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+"""Reflection v1 (what grpcurl and recent tools ask first). grpcio-reflection ships only
+v1alpha; v1's messages are v1alpha's with the package renamed (same fields, same numbers), so
+the v1alpha servicer answers v1 requests byte for byte."""
 STRAY_BANK = 200
 """Stray messages (answering no request) a connection may bank; see `Connection.read_loop`."""
 STRAYS_PER_REQUEST = 4
@@ -370,6 +375,21 @@ class RemoteSeatLink:
         body = HandEndEvent(item) if isinstance(item, HandSummary) else item.body
         self.conn.send(convert.event_to_proto(body, match_id=self.match_id, seat=self.seat))
 
+    def fault(self, fault: Fault) -> None:
+        code = pb.ERROR_CODE_TIMEOUT if fault.kind == "timeout" else pb.ERROR_CODE_ILLEGAL_ACTION
+        message = (
+            f"{fault.kind} (strike {fault.strikes} of {fault.max_strikes}): {fault.detail}"
+        )
+        self.conn.send(
+            pb.ServerMessage(
+                error=pb.Error(
+                    code=code, message=message, request_id=fault.request_id,
+                    match_id=self.match_id, seat=fault.seat, detail=fault.detail,
+                    strikes=fault.strikes, max_strikes=fault.max_strikes,
+                )
+            )
+        )
+
     async def finish(self, outcome: Outcome) -> None:
         result = outcome.result
         msg = pb.MatchOutcome(
@@ -525,6 +545,7 @@ class Hub:
                 pb.ServerMessage(
                     welcome=pb.Welcome(
                         protocol_version=PROTOCOL_VERSION,
+                        protocol_minor=PROTOCOL_MINOR,
                         server_version=arena.__version__,
                         session_id=secrets.token_hex(8),
                     )
@@ -555,8 +576,18 @@ def _add_standard_services(server: grpc.aio.Server) -> None:
         SERVICE,
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
+        REFLECTION_V1,
     )
-    reflection.enable_server_reflection(names, server)
+    servicer = reflection.aio.ReflectionServicer(names)
+    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
+    info = grpc.stream_stream_rpc_method_handler(
+        servicer.ServerReflectionInfo,
+        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
+    )
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(REFLECTION_V1, {"ServerReflectionInfo": info}),)
+    )
 
 
 @asynccontextmanager

@@ -388,6 +388,12 @@ class Match:
             else (),
         )
 
+    @property
+    def deal(self) -> Deal:
+        """The current hand's deal, every seat's cards (seat 0 first; the gallo's four): the
+        game record's, never a seat's view."""
+        return self.hand.dealt
+
     def record(self) -> MatchRecord:
         """The game record so far: every deal, every action, every award, and the result."""
         return MatchRecord(
@@ -669,6 +675,9 @@ class Match:
         h.cards[seat] = tuple(h.held[seat])
         h.public_moves = (Move(seat, Action(K.DISCARD)),)
         self._events.append(Event(frozenset({seat}), MoveEvent(h.moves[-1])))
+        # The other seats see the move too (their views list it), without its card.
+        others = frozenset(range(self.num_seats)) - {seat}
+        self._events.append(Event(others, MoveEvent(h.public_moves[0])))
         if self._flor and has_flor(h.cards[seat]):
             h.flor_holders = h.flor_holders | {seat}
 

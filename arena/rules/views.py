@@ -126,6 +126,24 @@ class FlorOutcome:
     team: int
     points: int
 
+    @property
+    def payout(self) -> str:
+        """The row of the payout table (RULES.md §4.5) that paid it: "unopposed" (3 per
+        flor), "flor_quiero" (4), "flor_achico" (3), "contraflor_quiero" (6),
+        "contraflor_achico" (4), "al_resto_quiero" (what the leader needs), "al_resto_achico"
+        (4) or "al_resto_achico_after_contraflor" (6)."""
+        if len(self.chain) < 2:
+            return "unopposed"
+        raised, answer = self.chain[-2], self.chain[-1]
+        taken = "quiero" if answer is ActionKind.CON_FLOR_QUIERO else "achico"
+        if raised is ActionKind.FLOR:
+            return f"flor_{taken}"
+        if raised is ActionKind.CONTRAFLOR:
+            return f"contraflor_{taken}"
+        if taken == "achico" and ActionKind.CONTRAFLOR in self.chain:
+            return "al_resto_achico_after_contraflor"
+        return f"al_resto_{taken}"
+
 
 @dataclass(frozen=True, slots=True)
 class Duel:

@@ -15,6 +15,16 @@ ARENA_TLS_CA names the certificate to trust), says hello with the token
 instance per seat per match, so a bot can keep per-seat state in `self`; one connection may
 hold several seats at once, and each instance sees only its own seat's view. The views and
 actions are the rules engine's own types (`arena.rules`).
+
+Hooks besides `act` (all optional): `on_match_start`, `on_event` (moves, tricks, envido, the
+signs your partners send as `SignalEvent`), `on_hand_end`, `on_error` (every strike the
+referee counts against the seat — a timeout or an illegal answer; other refusals, which name
+no seat, are only logged to stderr), `on_match_end`.
+
+If `act` raises, the SDK answers the first legal action so the seat does not time out, prints
+the traceback to stderr after a line that starts with `FALLBACK_MARK` ("[arena.sdk]
+FALLBACK"), and counts it (`fallbacks()`). `arena check` reads those lines from the bot's
+output and fails a bot whose answers came from the fallback.
 """
 
 from __future__ import annotations
@@ -39,6 +49,16 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 PROTOCOL_VERSION = 1
+PROTOCOL_MINOR = 1  # protocol 1.1 (arena.proto)
+FALLBACK_MARK = "[arena.sdk] FALLBACK"
+"""The start of the line the SDK prints to stderr each time `act` raises and it answers the
+first legal action instead; `arena check` counts these lines in the bot's output."""
+_fallbacks = 0
+
+
+def fallbacks() -> int:
+    """How many answers of this process came from the fallback (`act` raised)."""
+    return _fallbacks
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +75,21 @@ class MatchInfo:
     bank_ms: int = 0  # chess-clock reserve for the match, spent past decision_ms
     increment_ms: int = 0  # added to the bank after each decision answered in time
     grace_ms: int = 0  # waited past each deadline for the network: do not plan on it
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorInfo:
+    """A strike the referee counted against the seat (an `Error` that names the seat).
+
+    `code` is "timeout" or "illegal_action"; `strikes` / `max_strikes` say where the seat
+    stands (at `max_strikes` its side forfeits)."""
+
+    code: str  # the ErrorCode without its prefix, lower case: timeout, illegal_action, ...
+    message: str
+    request_id: str
+    detail: str = ""
+    strikes: int = 0
+    max_strikes: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +122,10 @@ class Bot:
     def on_hand_end(self, summary: HandSummary) -> None:
         """A hand ended."""
 
+    def on_error(self, error: ErrorInfo) -> None:
+        """The referee counted a strike against this seat: a timeout or an illegal answer
+        (the SDK has already logged it to stderr)."""
+
     def on_match_end(self, over: MatchOver) -> None:
         """The match ended; the instance is dropped after this."""
 
@@ -118,6 +157,7 @@ def run(
             hello=pb.Hello(
                 bot_name=name, bot_version=version, token=token,
                 protocol_version=PROTOCOL_VERSION, accepts_batches=True,
+                protocol_minor=PROTOCOL_MINOR,
             )
         )
     )
@@ -168,7 +208,14 @@ def _handle(
     if body == "welcome":
         return None
     if body == "error":
-        _log(f"referee error {pb.ErrorCode.Name(message.error.code)}: {message.error.message}")
+        e = message.error
+        code = pb.ErrorCode.Name(e.code).removeprefix("ERROR_CODE_").lower()
+        strikes = f" (strike {e.strikes} of {e.max_strikes})" if e.max_strikes else ""
+        _log(f"referee error {code}{strikes}: {e.message}")
+        if e.HasField("seat") and (e.match_id, e.seat) in seats:
+            seats[(e.match_id, e.seat)][0].on_error(
+                ErrorInfo(code, e.message, e.request_id, e.detail, e.strikes, e.max_strikes)
+            )
         return None
     if body == "game_started":
         s = message.game_started
@@ -202,7 +249,13 @@ def _handle(
             if isinstance(choice, tuple):
                 choice, signal = choice
         except Exception:
-            _log("act() raised; answering the first legal action:\n" + traceback.format_exc())
+            global _fallbacks
+            _fallbacks += 1
+            print(
+                f"{FALLBACK_MARK} {_fallbacks}: act() raised; answering the first legal action "
+                f"(match {d.match_id} seat {d.seat}):\n{traceback.format_exc()}",
+                file=sys.stderr, flush=True,
+            )
             choice, signal = 0, None
         if signal is not None:
             reply.signal.CopyFrom(convert.signal_to_proto(signal))
@@ -262,4 +315,15 @@ def main(bot_factory: Callable[[], Bot], argv: Sequence[str] | None = None) -> N
     )
 
 
-__all__ = ["Bot", "MatchInfo", "MatchOver", "Signal", "SignalKind", "main", "run"]
+__all__ = [
+    "FALLBACK_MARK",
+    "Bot",
+    "ErrorInfo",
+    "MatchInfo",
+    "MatchOver",
+    "Signal",
+    "SignalKind",
+    "fallbacks",
+    "main",
+    "run",
+]

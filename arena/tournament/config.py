@@ -8,8 +8,11 @@
     concurrency = 4                 # matches played at the same time
     database = "arena.db"           # SQLite file (relative to the config file)
     replays = "replays"             # folder for one JSON-lines replay per match
+    replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
     listen = "127.0.0.1:0"          # where bots connect (port 0: any free port)
+    format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
+    challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
 
     [time_control]
     decision_ms = 1000              # per-decision deadline
@@ -96,13 +99,19 @@ class TournamentConfig:
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
+    replay_legal: bool = False  # action lines of the replays list the legal actions
+    format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
+    challenger: str = ""
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
 
 
 _TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot", "spectators"}
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
+    "replay_legal",
+    "format", "challenger",
 }
+FORMATS = ("round-robin", "gauntlet")
 
 
 def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
@@ -119,6 +128,13 @@ def _int(table: dict[str, Any], key: str, where: str, default: int, minimum: int
         raise ConfigError(f"{where}.{key}: must be a whole number, got {value!r}")
     if value < minimum:
         raise ConfigError(f"{where}.{key}: must be at least {minimum}, got {value}")
+    return value
+
+
+def _bool(table: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = table.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{where}.{key}: must be true or false, got {value!r}")
     return value
 
 
@@ -212,6 +228,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
     if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 3600:
         raise ConfigError(f"spectators.delay_s: must be a number of seconds 0..3600, got {delay!r}")
     bots = _bots(raw.get("bot", []), base)
+    fmt, challenger = _format(t, bots)
     return TournamentConfig(
         name=_str(t, "name", "tournament", "tournament"),
         bots=bots,
@@ -231,8 +248,26 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         hello_ms=_int(faults, "hello_ms", "faults", 10_000, 1),
         tls_cert=tls_cert,
         tls_key=tls_key,
+        replay_legal=_bool(t, "replay_legal", "tournament", False),
+        format=fmt,
+        challenger=challenger,
         spectator_delay_s=float(delay),
     )
+
+
+def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:
+    """tournament.format and, for a gauntlet, tournament.challenger (a bot's name)."""
+    fmt = t.get("format", "round-robin")
+    if fmt not in FORMATS:
+        raise ConfigError(f"tournament.format: one of {', '.join(FORMATS)}, got {fmt!r}")
+    challenger = t.get("challenger", "")
+    names = [bot.name for bot in bots]
+    if fmt == "gauntlet" and challenger not in names:
+        raise ConfigError(f"tournament.challenger: a gauntlet needs the name of one of its "
+                          f"bots ({', '.join(names)}), got {challenger!r}")
+    if fmt != "gauntlet" and challenger:
+        raise ConfigError("tournament.challenger: only for format = \"gauntlet\"")
+    return fmt, challenger
 
 
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:

@@ -166,7 +166,7 @@ class TournamentRunner:
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
             replay = replay_path(cfg, pairing.match_id)
-            write_replay(replay, report, time_control=cfg.time_control)
+            write_replay(replay, report, time_control=cfg.time_control, legal=cfg.replay_legal)
             self.store.save_match(
                 cfg.name, report, options=pairing.options.as_dict(),
                 team_bots=(pairing.teams[0].name, pairing.teams[1].name), replay=replay,

@@ -45,12 +45,15 @@ def match_seed(tournament_seed: int, *label: object) -> int:
 
 
 def round_robin(config: TournamentConfig) -> list[Pairing]:
-    """Every pair, every variant, `config.games` times, sides alternating."""
+    """Every pair, every variant, `config.games` times, sides alternating. A gauntlet
+    (`format = "gauntlet"`) keeps only the pairs of its challenger."""
     pairings: list[Pairing] = []
     bots = config.bots
     for variant in config.variants:
         for i, a in enumerate(bots):
             for b in bots[i + 1 :]:
+                if config.format == "gauntlet" and config.challenger not in (a.name, b.name):
+                    continue  # a gauntlet: only the challenger's pairs
                 for k in range(config.games):
                     teams = (a, b) if k % 2 == 0 else (b, a)
                     seed = match_seed(config.seed, variant, a.name, b.name, k // 2)

@@ -200,18 +200,20 @@ class Batch(_message.Message):
     def __init__(self, messages: _Optional[_Iterable[_Union[ServerMessage, _Mapping]]] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "bot_version", "token", "protocol_version", "accepts_batches")
+    __slots__ = ("bot_name", "bot_version", "token", "protocol_version", "accepts_batches", "protocol_minor")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     BOT_VERSION_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     ACCEPTS_BATCHES_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_MINOR_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     bot_version: str
     token: str
     protocol_version: int
     accepts_batches: bool
-    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accepts_batches: _Optional[bool] = ...) -> None: ...
+    protocol_minor: int
+    def __init__(self, bot_name: _Optional[str] = ..., bot_version: _Optional[str] = ..., token: _Optional[str] = ..., protocol_version: _Optional[int] = ..., accepts_batches: _Optional[bool] = ..., protocol_minor: _Optional[int] = ...) -> None: ...
 
 class ActionReply(_message.Message):
     __slots__ = ("request_id", "match_id", "seat", "action_index", "action", "signal")
@@ -230,14 +232,16 @@ class ActionReply(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., action_index: _Optional[int] = ..., action: _Optional[_Union[Action, _Mapping]] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("protocol_version", "server_version", "session_id")
+    __slots__ = ("protocol_version", "server_version", "session_id", "protocol_minor")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     SERVER_VERSION_FIELD_NUMBER: _ClassVar[int]
     SESSION_ID_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_MINOR_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     server_version: str
     session_id: str
-    def __init__(self, protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ..., session_id: _Optional[str] = ...) -> None: ...
+    protocol_minor: int
+    def __init__(self, protocol_version: _Optional[int] = ..., server_version: _Optional[str] = ..., session_id: _Optional[str] = ..., protocol_minor: _Optional[int] = ...) -> None: ...
 
 class GameStarted(_message.Message):
     __slots__ = ("match_id", "variant", "options", "seat", "team", "seats", "time_control")
@@ -384,16 +388,24 @@ class MatchOutcome(_message.Message):
     def __init__(self, termination: _Optional[_Union[Termination, str]] = ..., winner_team: _Optional[int] = ..., faulty_seat: _Optional[int] = ..., detail: _Optional[str] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ..., strikes: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Error(_message.Message):
-    __slots__ = ("code", "message", "request_id", "match_id")
+    __slots__ = ("code", "message", "request_id", "match_id", "seat", "detail", "strikes", "max_strikes")
     CODE_FIELD_NUMBER: _ClassVar[int]
     MESSAGE_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    STRIKES_FIELD_NUMBER: _ClassVar[int]
+    MAX_STRIKES_FIELD_NUMBER: _ClassVar[int]
     code: ErrorCode
     message: str
     request_id: str
     match_id: str
-    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., request_id: _Optional[str] = ..., match_id: _Optional[str] = ...) -> None: ...
+    seat: int
+    detail: str
+    strikes: int
+    max_strikes: int
+    def __init__(self, code: _Optional[_Union[ErrorCode, str]] = ..., message: _Optional[str] = ..., request_id: _Optional[str] = ..., match_id: _Optional[str] = ..., seat: _Optional[int] = ..., detail: _Optional[str] = ..., strikes: _Optional[int] = ..., max_strikes: _Optional[int] = ...) -> None: ...
 
 class Card(_message.Message):
     __slots__ = ("suit", "rank", "text")
@@ -496,7 +508,7 @@ class SeatCards(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ...) -> None: ...
 
 class View(_message.Message):
-    __slots__ = ("variant", "seat", "team", "team_of", "game_number", "hand_number", "dealer", "mano", "scores", "games_won", "target", "hand", "hand_size", "partner_cards", "tricks", "current_trick", "moves", "hand_value", "pending", "envido", "folded", "hand_of_ten", "iron_hand", "awards", "to_act", "legal_actions", "side", "side_of", "gallo", "discard", "flor", "duel", "duels", "signals")
+    __slots__ = ("variant", "seat", "team", "team_of", "game_number", "hand_number", "dealer", "mano", "scores", "games_won", "target", "hand", "hand_card_count", "partner_cards", "tricks", "current_trick", "moves", "hand_value", "pending", "envido", "folded", "hand_of_ten", "iron_hand", "awards", "to_act", "legal_actions", "side", "side_of", "gallo", "discard", "flor", "duel", "duels", "signals")
     VARIANT_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     TEAM_FIELD_NUMBER: _ClassVar[int]
@@ -509,7 +521,7 @@ class View(_message.Message):
     GAMES_WON_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
-    HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
+    HAND_CARD_COUNT_FIELD_NUMBER: _ClassVar[int]
     PARTNER_CARDS_FIELD_NUMBER: _ClassVar[int]
     TRICKS_FIELD_NUMBER: _ClassVar[int]
     CURRENT_TRICK_FIELD_NUMBER: _ClassVar[int]
@@ -543,7 +555,7 @@ class View(_message.Message):
     games_won: _containers.RepeatedScalarFieldContainer[int]
     target: int
     hand: _containers.RepeatedCompositeFieldContainer[Card]
-    hand_size: int
+    hand_card_count: int
     partner_cards: _containers.RepeatedCompositeFieldContainer[SeatCards]
     tricks: _containers.RepeatedCompositeFieldContainer[Trick]
     current_trick: _containers.RepeatedCompositeFieldContainer[Play]
@@ -565,7 +577,7 @@ class View(_message.Message):
     duel: Duel
     duels: _containers.RepeatedCompositeFieldContainer[DuelSummary]
     signals: _containers.RepeatedCompositeFieldContainer[SeenSignal]
-    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., team_of: _Optional[_Iterable[int]] = ..., game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., games_won: _Optional[_Iterable[int]] = ..., target: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_size: _Optional[int] = ..., partner_cards: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., hand_value: _Optional[int] = ..., pending: _Optional[_Union[PendingCall, _Mapping]] = ..., envido: _Optional[_Union[EnvidoOutcome, _Mapping]] = ..., folded: _Optional[_Iterable[int]] = ..., hand_of_ten: _Optional[int] = ..., iron_hand: _Optional[bool] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., to_act: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., side: _Optional[int] = ..., side_of: _Optional[_Iterable[int]] = ..., gallo: _Optional[int] = ..., discard: _Optional[_Union[Card, _Mapping]] = ..., flor: _Optional[_Iterable[_Union[FlorOutcome, _Mapping]]] = ..., duel: _Optional[_Union[Duel, _Mapping]] = ..., duels: _Optional[_Iterable[_Union[DuelSummary, _Mapping]]] = ..., signals: _Optional[_Iterable[_Union[SeenSignal, _Mapping]]] = ...) -> None: ...
+    def __init__(self, variant: _Optional[str] = ..., seat: _Optional[int] = ..., team: _Optional[int] = ..., team_of: _Optional[_Iterable[int]] = ..., game_number: _Optional[int] = ..., hand_number: _Optional[int] = ..., dealer: _Optional[int] = ..., mano: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., games_won: _Optional[_Iterable[int]] = ..., target: _Optional[int] = ..., hand: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_card_count: _Optional[int] = ..., partner_cards: _Optional[_Iterable[_Union[SeatCards, _Mapping]]] = ..., tricks: _Optional[_Iterable[_Union[Trick, _Mapping]]] = ..., current_trick: _Optional[_Iterable[_Union[Play, _Mapping]]] = ..., moves: _Optional[_Iterable[_Union[Move, _Mapping]]] = ..., hand_value: _Optional[int] = ..., pending: _Optional[_Union[PendingCall, _Mapping]] = ..., envido: _Optional[_Union[EnvidoOutcome, _Mapping]] = ..., folded: _Optional[_Iterable[int]] = ..., hand_of_ten: _Optional[int] = ..., iron_hand: _Optional[bool] = ..., awards: _Optional[_Iterable[_Union[Award, _Mapping]]] = ..., to_act: _Optional[int] = ..., legal_actions: _Optional[_Iterable[_Union[Action, _Mapping]]] = ..., side: _Optional[int] = ..., side_of: _Optional[_Iterable[int]] = ..., gallo: _Optional[int] = ..., discard: _Optional[_Union[Card, _Mapping]] = ..., flor: _Optional[_Iterable[_Union[FlorOutcome, _Mapping]]] = ..., duel: _Optional[_Union[Duel, _Mapping]] = ..., duels: _Optional[_Iterable[_Union[DuelSummary, _Mapping]]] = ..., signals: _Optional[_Iterable[_Union[SeenSignal, _Mapping]]] = ...) -> None: ...
 
 class HandSummary(_message.Message):
     __slots__ = ("game_number", "hand_number", "dealer", "mano", "tricks", "winner_team", "awards", "revealed", "scores", "ended_by", "flor_revealed", "duels", "gallo")

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Sample Truco Arena bot: answers every decision with a uniformly random legal action.
 //
-//   node bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME [--seed N]
+//   node bot.js --server 127.0.0.1:50051 --token TOKEN --name NAME [--seed N] [--signs P]
 //
 // Falls back to ARENA_SERVER, ARENA_TOKEN and ARENA_BOT_NAME (the referee sets them when it
 // launches a bot). The protocol is proto/arena/v1/arena.proto, loaded at run time (ARENA_PROTO
@@ -14,6 +14,9 @@ const grpc = require("@grpc/grpc-js");
 const protoLoader = require("@grpc/proto-loader");
 
 const PROTOCOL_VERSION = 1;
+const PROTOCOL_MINOR = 1; // protocol 1.1: signs travel with actions, strikes are told
+// The signs this bot may send (a random one; never checked for truth, RULES.md §4.9).
+const SIGNS = ["SIGNAL_KIND_TRES", "SIGNAL_KIND_NADA", "SIGNAL_KIND_ANCHO_DE_ESPADA", "SIGNAL_KIND_FLOR"];
 const BOT_VERSION = require("./package.json").version;
 const DEFAULT_PROTO = path.join(__dirname, "..", "..", "proto", "arena", "v1", "arena.proto");
 // Errors after which the server closes the stream: the hello was refused.
@@ -29,6 +32,7 @@ const USAGE = `usage: node bot.js [--server HOST:PORT] [--token TOKEN] [--name N
   --token   token that admits the bot (default: $ARENA_TOKEN)
   --name    bot name shown in standings (default: $ARENA_BOT_NAME, else js_random)
   --seed    seed for the random choices (default: unseeded)
+  --signs   chance (0-1) of sending a random sign with each action (default: $ARENA_JS_SIGNS, else 0)
   --proto   path to arena.proto (default: $ARENA_PROTO, else ${DEFAULT_PROTO})`;
 
 function parseArgs(argv, env) {
@@ -37,6 +41,7 @@ function parseArgs(argv, env) {
     token: env.ARENA_TOKEN || "",
     name: env.ARENA_BOT_NAME || "js_random",
     seed: null,
+    signs: env.ARENA_JS_SIGNS || "0",
     proto: env.ARENA_PROTO || DEFAULT_PROTO,
   };
   for (let i = 0; i < argv.length; i++) {
@@ -59,6 +64,9 @@ function parseArgs(argv, env) {
     }
     options[key] = value;
   }
+  const signs = Number(options.signs);
+  if (!(signs >= 0 && signs <= 1)) throw new Error(`--signs must be a number from 0 to 1, not ${options.signs}`);
+  options.signs = signs;
   return options;
 }
 
@@ -121,7 +129,7 @@ function main() {
   // bot must exit, not wait for it forever.
   const launched = process.env.ARENA_LAUNCHED === "1";
   const call = client.Play(new grpc.Metadata(), { waitForReady: !launched });
-  const seats = new Map(); // "match_id/seat" -> variant, for the seats this connection holds
+  const seats = new Map(); // "match_id/seat" -> the match's signals option ("team", "leaky", "off")
   let welcomed = false;
   let failed = false;
 
@@ -131,7 +139,7 @@ function main() {
       log(`welcome: server ${msg.server_version}, session ${msg.session_id}`);
     },
     game_started(msg) {
-      seats.set(`${msg.match_id}/${msg.seat}`, msg.variant);
+      seats.set(`${msg.match_id}/${msg.seat}`, msg.options ? msg.options.signals : "off");
       const players = msg.seats.map((s) => `${s.seat}:${s.bot_name}`).join(" ");
       log(`match ${msg.match_id}: ${msg.variant} as seat ${msg.seat} (team ${msg.team}); ${players}`);
     },
@@ -142,17 +150,30 @@ function main() {
         return;
       }
       const index = Math.floor(random() * legal.length);
-      call.write({
-        action: {
-          request_id: msg.request_id,
-          match_id: msg.match_id,
-          seat: msg.seat,
-          action_index: index,
-        },
-      });
-      log(`match ${msg.match_id} seat ${msg.seat}: ${describeAction(legal[index])}`);
+      const reply = {
+        request_id: msg.request_id,
+        match_id: msg.match_id,
+        seat: msg.seat,
+        action_index: index,
+      };
+      // A sign goes WITH the action (protocol 1.1), never in a match with signals "off".
+      const signals = seats.get(`${msg.match_id}/${msg.seat}`);
+      let sign = "";
+      if (options.signs > 0 && signals && signals !== "off" && random() < options.signs) {
+        const kind = SIGNS[Math.floor(random() * SIGNS.length)];
+        reply.signal = { kind, text: `from ${options.name}` };
+        sign = ` + sign ${kind.replace(/^SIGNAL_KIND_/, "").toLowerCase()}`;
+      }
+      call.write({ action: reply });
+      log(`match ${msg.match_id} seat ${msg.seat}: ${describeAction(legal[index])}${sign}`);
     },
-    event() {},
+    event(msg) {
+      if (msg.event === "signal") {
+        const s = msg.signal;
+        const kind = String(s.signal.kind).replace(/^SIGNAL_KIND_/, "").toLowerCase();
+        log(`match ${msg.match_id} seat ${msg.seat}: sign received from seat ${s.seat}: ${kind}`);
+      }
+    },
     hand_ended(msg) {
       const s = msg.summary;
       log(`match ${msg.match_id} seat ${msg.seat}: hand ended (${s.ended_by}), scores ${s.scores.join("-")}`);
@@ -165,7 +186,10 @@ function main() {
       log(`match ${msg.match_id} seat ${msg.seat}: over (${o.termination}), ${winner} won${detail}`);
     },
     error(msg) {
-      log(`server error ${msg.code}: ${msg.message}` + (msg.request_id ? ` (request ${msg.request_id})` : ""));
+      // Protocol 1.1: every strike (ERROR_CODE_TIMEOUT, ERROR_CODE_ILLEGAL_ACTION) is told,
+      // with the seat's strikes so far and the strikes that forfeit the match.
+      const strikes = msg.max_strikes ? ` (strike ${msg.strikes} of ${msg.max_strikes})` : "";
+      log(`server error ${msg.code}${strikes}: ${msg.message}` + (msg.request_id ? ` (request ${msg.request_id})` : ""));
       if (FATAL_ERRORS.has(msg.code)) failed = true;
     },
   };
@@ -206,6 +230,7 @@ function main() {
       bot_version: BOT_VERSION,
       token: options.token,
       protocol_version: PROTOCOL_VERSION,
+      protocol_minor: PROTOCOL_MINOR,
       accepts_batches: true,
     },
   });

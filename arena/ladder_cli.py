@@ -1,0 +1,272 @@
+"""The ladder and SPRT commands: `arena ladder serve|add|retire|show` and `arena sprt`.
+
+Registered on the `arena` group by arena/cli.py (`register`); kept apart so that the ladder
+service's commands live beside each other.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+import trio
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from arena import logging as arena_logging
+from arena.errors import ArenaError, ConfigError
+from arena.rules import find_variant
+from arena.tournament import formats, load_config
+from arena.tournament.ladder import LadderService, load_ladder_config
+from arena.tournament.ladder_book import LadderBook, find_ladder, make_bot
+from arena.tournament.ladder_ratings import rate, table_rows
+from arena.tournament.sprt import Sprt, SprtResult, Verdict
+from arena.tournament.sprt_run import SprtRun
+
+
+def _consoles() -> tuple[Console, Console, Callable[[str], None]]:
+    """arena/cli.py's consoles and its error exit (imported late: cli imports this module)."""
+    from arena.cli import _fail, err, out
+
+    return out, err, _fail
+
+
+def _target(config: Path | None, database: Path, ladder: str | None) -> tuple[Path, str]:
+    """The database and ladder name a command acts on: from a ladder config, or from
+    --database and --ladder (default: the database's only ladder)."""
+    if config is not None:
+        cfg = load_ladder_config(config)
+        return cfg.tournament.database, ladder or cfg.name
+    if not database.exists():
+        raise ConfigError(f"--database: {database} does not exist")
+    return database, find_ladder(database, ladder)
+
+
+def show_ladder(database: Path, ladder: str, only: tuple[str, ...], fmt: str,
+                include: tuple[str, ...]) -> None:
+    """Print the ladder table per variant played and overall (rank, bot@version, mu, sigma,
+    mu - k*sigma, games, faults)."""
+    out, _, fail = _consoles()
+    book = LadderBook(database)
+    settings = book.settings(ladder) or {}
+    k = float(settings.get("k", 3.0))
+    min_games = int(settings.get("min_games", 10))
+    inherit = book.predecessors(ladder) if settings.get("inherit", True) else {}
+    rows = book.matches(ladder, include)
+    chosen = {find_variant(v).name for v in only}
+    if chosen:
+        rows = [r for r in rows if r.variant in chosen]
+    played = sorted({r.variant for r in rows})
+    tables: dict[str, list[dict[str, object]]] = {}
+    for title, variant in [*((v, v) for v in played), ("overall", None)]:
+        lines = rate(rows, variant=variant, predecessors=inherit)
+        tables[f"ladder {ladder}: {title}"] = table_rows(lines.values(), k, min_games)
+    if not rows:
+        fail(f"no matches of ladder {ladder!r} in {database} yet")
+    if fmt == "json":
+        data = {title: {"standings": t} for title, t in tables.items()}
+        out.print(formats.to_json(data), end="", markup=False, highlight=False)
+        return
+    for title, table_data in tables.items():
+        if fmt == "csv":
+            out.print(formats.to_csv(title, table_data), end="", markup=False, highlight=False)
+        elif fmt == "markdown":
+            out.print(formats.to_markdown(title, table_data), markup=False, highlight=False)
+        else:
+            table = Table(title=title, title_justify="left")
+            for name in ("#", "bot", "mu", "sigma", f"mu-{k:g}sigma", "games", "won", "lost",
+                         "faults"):
+                table.add_column(name, justify="left" if name == "bot" else "right",
+                                 no_wrap=name == "bot")
+            for r in table_data:
+                table.add_row(
+                    "-" if r["rank"] is None else str(r["rank"]), escape(str(r["bot"])),
+                    f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['conservative']:.2f}",
+                    str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]))
+            out.print(table)
+    if fmt == "table":
+        out.print(f"OpenSkill (Plackett-Luce) ratings; ranked by mu - {k:g}*sigma once a bot "
+                  f"has {min_games} games (\"-\": not yet).")
+
+
+def register(main: click.Group, ladder: click.Group) -> None:
+    """Add the ladder subcommands to `ladder` and `arena sprt` to `main`."""
+    ladder.add_command(serve)
+    ladder.add_command(add)
+    ladder.add_command(retire)
+    ladder.add_command(show)
+    main.add_command(sprt)
+
+
+_DATABASE = click.option("--database", type=click.Path(path_type=Path),
+                         default=Path("arena.db"), show_default=True,
+                         help="The ladder's database (or give --config).")
+_CONFIG = click.option("--config", type=click.Path(exists=True, path_type=Path),
+                       help="The ladder's config (names its database and the ladder).")
+_LADDER = click.option("--ladder", "ladder_name",
+                       help="Which ladder of the database (default: its only one).")
+
+
+@click.command()
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.option("--duration", type=click.FloatRange(min=0),
+              help="Stop scheduling after this many seconds, finish the matches in flight "
+              "and exit (default: run until stopped).")
+def serve(config_file: Path, duration: float | None) -> None:
+    """Run the ladder of CONFIG_FILE until stopped (Ctrl-C or SIGTERM: the matches in
+    flight finish; a second one abandons them). Bots are entered and retired while it
+    runs with `arena ladder add/retire`; SIGHUP re-reads the config's bots."""
+    _, err, fail = _consoles()
+    try:
+        config = load_ladder_config(config_file)
+        arena_logging.configure(path=config.tournament.logs / f"{config.name}.jsonl")
+        service = LadderService(config, duration=duration)
+        service.on_listening = lambda a: err.print(
+            f"ladder {config.name} listening on {a}; results in {config.tournament.database}")
+        trio.run(service.serve)
+    except ArenaError as exc:
+        fail(str(exc))
+    err.print(f"ladder {config.name} stopped: {service.played} matches played now, "
+              f"{service.abandoned} abandoned (not stored); run the same command to continue")
+
+
+@click.command()
+@click.argument("name")
+@click.option("--version", "version", default="", help="The version (a separate identity).")
+@click.option("--command", help="The command line the ladder launches (one process per seat).")
+@click.option("--token", help="The token a remote bot connects with.")
+@_CONFIG
+@_DATABASE
+@_LADDER
+def add(name: str, version: str, command: str | None, token: str | None,
+        config: Path | None, database: Path, ladder_name: str | None) -> None:
+    """Enter bot NAME (at --version) in a ladder, running or not: it gets games from the
+    ladder's next poll. A retired version comes back."""
+    out, _, fail = _consoles()
+    try:
+        db, ladder = _target(config, database, ladder_name)
+        bot = make_bot(name, version, command or [], token or "", Path.cwd(), where="bot")
+        book = LadderBook(db)
+        book.enter(ladder, bot)
+        out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
+    except ArenaError as exc:
+        fail(str(exc))
+
+
+@click.command()
+@click.argument("name")
+@click.option("--version", "version", default=None, help="Only this version (default: all).")
+@_CONFIG
+@_DATABASE
+@_LADDER
+def retire(name: str, version: str | None, config: Path | None, database: Path,
+           ladder_name: str | None) -> None:
+    """Retire bot NAME (all its versions, or --version) from a ladder: no new games; its
+    matches and rating stay."""
+    out, _, fail = _consoles()
+    try:
+        db, ladder = _target(config, database, ladder_name)
+        gone = LadderBook(db).retire(ladder, name, version)
+        if not gone:
+            fail(f"NAME: no active bot {name!r}"
+                 + (f" at version {version!r}" if version is not None else "")
+                 + f" in ladder {ladder}")
+        out.print(f"retired {', '.join(gone)} from ladder {ladder}", markup=False,
+                  highlight=False)
+    except ArenaError as exc:
+        fail(str(exc))
+
+
+@click.command()
+@_CONFIG
+@_DATABASE
+@_LADDER
+@click.option("--variant", "only", multiple=True, help="Only these variants (repeatable).")
+@click.option("--include", multiple=True,
+              help="Also rate the matches of these tournaments (patterns: 'match-*' takes "
+              "ad-hoc `arena match` results), which stay out otherwise.")
+@click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
+              show_default=True, help="A rich table, or data: JSON, CSV or Markdown.")
+def show(config: Path | None, database: Path, ladder_name: str | None, only: tuple[str, ...],
+         include: tuple[str, ...], fmt: str) -> None:
+    """Print a ladder: rank, bot@version, mu, sigma, mu - k*sigma, games, faults."""
+    _, _, fail = _consoles()
+    try:
+        db, ladder = _target(config, database, ladder_name)
+        show_ladder(db, ladder, only, fmt, include)
+    except ArenaError as exc:
+        fail(str(exc))
+
+
+def _describe(number: int, variant: str, r: SprtResult) -> str:
+    p, u = r.paired, r.unpaired
+    return (f"pair {number} ({variant}): LLR {r.llr:+.3f} [{r.lower:+.3f}, {r.upper:+.3f}]  "
+            f"pentanomial {list(r.pentanomial)}  Elo paired {p.elo:+.1f} "
+            f"[{p.low:+.1f}, {p.high:+.1f}]  unpaired {u.elo:+.1f} [{u.low:+.1f}, {u.high:+.1f}]")
+
+
+@click.command()
+@click.argument("config_file", type=click.Path(path_type=Path))
+@click.option("--a", "bot_a", required=True, help="The bot under test (a [[bot]] name).")
+@click.option("--b", "bot_b", required=True, help="Its opponent (a [[bot]] name).")
+@click.option("--elo0", type=float, default=0.0, show_default=True, help="H0: Elo at most this.")
+@click.option("--elo1", type=float, default=50.0, show_default=True, help="H1: at least this.")
+@click.option("--alpha", type=float, default=0.05, show_default=True, help="False H1 rate.")
+@click.option("--beta", type=float, default=0.05, show_default=True, help="False H0 rate.")
+@click.option("--max-pairs", type=click.IntRange(min=1), default=500, show_default=True,
+              help="Stop undecided after this many duplicate pairs.")
+def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, alpha: float,
+         beta: float, max_pairs: int) -> None:
+    """Is A stronger than B? Play duplicate pairs of A against B (the config's variants in
+    turn, its concurrency) until the SPRT accepts H0 or H1, or --max-pairs. Prints each
+    pair's LLR, bounds, pentanomial counts and Elo (paired and unpaired, 95 %); the verdict
+    is the last line. Results are stored as a tournament named sprt-A-B-..."""
+    out, _, fail = _consoles()
+    try:
+        try:
+            test = Sprt(elo0, elo1, alpha, beta)
+        except ValueError as exc:
+            raise ConfigError(f"--elo0/--elo1/--alpha/--beta: {exc}") from None
+        config = load_config(config_file)
+        run = SprtRun.create(config, bot_a, bot_b, test, max_pairs)
+        arena_logging.configure(path=config.logs / f"{run.config.name}.jsonl")
+        out.print(f"SPRT {bot_a} vs {bot_b}: H0 Elo <= {elo0:g}, H1 Elo >= {elo1:g}, "
+                  f"alpha {alpha:g}, beta {beta:g}; stored as {run.config.name} in "
+                  f"{config.database}", markup=False, highlight=False)
+        run.on_pair = lambda n, v, r: out.print(_describe(n, v, r), markup=False,
+                                                highlight=False)
+        result = trio.run(run.run)
+    except ArenaError as exc:
+        fail(str(exc))
+    if result is None or result.verdict is Verdict.CONTINUE:
+        pairs = len(run.pairs)
+        llr = f"{result.llr:+.3f}" if result else "n/a"
+        out.print(f"verdict: none after {pairs} pairs (max-pairs reached; LLR {llr})",
+                  markup=False, highlight=False)
+    else:
+        meaning = (f"{bot_a} is at least {elo1:g} Elo stronger than {bot_b}"
+                   if result.verdict is Verdict.H1
+                   else f"{bot_a} is at most {elo0:g} Elo stronger than {bot_b}")
+        out.print(f"verdict: {result.verdict.value} accepted after {len(run.pairs)} pairs "
+                  f"({meaning})", markup=False, highlight=False)
+    sys.exit(0)
+
+
+def has_ladder(database: Path) -> bool:
+    """Whether `database` holds a ladder service's tables with at least one ladder."""
+    from arena.tournament.ladder_book import sqlite_has_table
+
+    return sqlite_has_table(database, "ladders") and bool(LadderBook(database).ladders())
+
+
+def show_only_ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
+    """`arena ladder` without a subcommand on a ladder service's database: its one ladder
+    (`show --ladder` picks one of several)."""
+    _, _, fail = _consoles()
+    try:
+        show_ladder(database, find_ladder(database, None), only, fmt, ())
+    except ArenaError as exc:
+        fail(str(exc))

@@ -1,0 +1,362 @@
+"""`arena ladder serve`: a ladder that schedules its own matches, for as long as it runs.
+
+Bots are identities `name@version` (a bot without a version is just `name`), kept in the
+ladder's own tables (ladder_book.py) beside the store's. The service reads `ladder_bots`
+every `poll_ms`, so `arena ladder add/retire` (which only write
+there) take effect while it runs; SIGHUP re-reads the config's `[[bot]]` tables.
+
+Each pairing is a duplicate pair: one seed, played once from each side, two matches stored
+in the ordinary `matches` table under the ladder's name. Pair numbers only grow (the next
+one is one past the largest in `ladder_pairs`), so a restart continues where the last run
+stopped and a match is never stored twice. A match cut short by a stop is not stored.
+
+Ratings are OpenSkill (Plackett-Luce; it rates teams, and each side of a Truco match is one
+bot), recomputed from the stored matches in match-id order, per variant and overall, ranked
+by the conservative mu - k*sigma once a bot has `min_games`. A new version may start from its
+predecessor's rating (mu kept, sigma widened) instead of the default prior.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import shlex
+import signal
+import tomllib
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+import trio
+
+from arena.errors import ConfigError
+from arena.referee import MatchReport
+from arena.rpc.server import serve_referee
+from arena.rules import Match
+from arena.tournament.config import BotSpec, TournamentConfig, parse_config
+from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
+from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
+from arena.tournament.launcher import resolve_command
+from arena.tournament.pairing_policy import Skill, choose_pair
+from arena.tournament.runner import TournamentRunner
+from arena.tournament.schedule import Pairing
+from arena.tournament.store import bot_results
+
+log = structlog.get_logger("arena.ladder")
+
+
+@dataclass(frozen=True, slots=True)
+class LadderConfig:
+    """A validated ladder config: the `[ladder]` table and the bots of the config file."""
+
+    tournament: TournamentConfig  # name, variants, concurrency, database, time control...
+    bots: tuple[LadderBot, ...]
+    min_games: int = 10
+    k: float = 3.0
+    inherit: bool = True
+    poll_ms: int = 1000
+    path: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return self.tournament.name
+
+
+_LADDER = {"name", "variants", "concurrency", "min_games", "database", "replays", "logs",
+           "listen", "k", "inherit", "poll_ms"}
+
+
+def load_ladder_config(path: Path) -> LadderConfig:
+    """Read and validate a ladder config; raise `ConfigError` naming the bad field."""
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    return replace(parse_ladder_config(raw, base=path.parent), path=path)
+
+
+def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderConfig:
+    """Validate a parsed ladder config. The tables other than `[ladder]` and `[[bot]]`
+    (time_control, faults, limits, options, tls) mean what they mean in a tournament."""
+    raw = dict(raw)
+    if "tournament" in raw:
+        raise ConfigError("tournament: a ladder config has a [ladder] table instead")
+    table = raw.pop("ladder", None)
+    if not isinstance(table, dict):
+        raise ConfigError("ladder: a ladder config needs a [ladder] table")
+    for key in table:
+        if key not in _LADDER:
+            raise ConfigError(f"ladder: unknown field {key!r}; allowed fields: "
+                              f"{', '.join(sorted(_LADDER))}")
+    k = table.get("k", 3.0)
+    if isinstance(k, bool) or not isinstance(k, int | float) or k < 0:
+        raise ConfigError(f"ladder.k: must be a number at least 0, got {k!r}")
+    inherit = table.get("inherit", True)
+    if not isinstance(inherit, bool):
+        raise ConfigError(f"ladder.inherit: must be true or false, got {inherit!r}")
+    min_games = _whole(table, "min_games", 10, 0)
+    poll_ms = _whole(table, "poll_ms", 1000, 10)
+    bots = tuple(_bot(i, entry, base) for i, entry in enumerate(raw.pop("bot", [])))
+    seen: set[str] = set()
+    for i, bot in enumerate(bots):
+        if bot.identity in seen:
+            raise ConfigError(f"bot[{i}]: {bot.identity!r} is entered twice")
+        seen.add(bot.identity)
+    tournament = {key: table[key] for key in
+                  ("variants", "concurrency", "database", "replays", "logs", "listen")
+                  if key in table}
+    tournament["name"] = table.get("name", "ladder")
+    tournament["games"] = 2
+    # parse_config wants two bots; the ladder's own come and go while it runs.
+    placeholders = [{"name": f"placeholder{i}", "token": "-"} for i in range(2)]
+    config = parse_config({**raw, "tournament": tournament, "bot": placeholders}, base=base)
+    if ":" in config.name:
+        raise ConfigError(f"ladder.name: no ':' in a ladder's name, got {config.name!r}")
+    return LadderConfig(replace(config, bots=()), bots, min_games, float(k), inherit, poll_ms)
+
+
+def _whole(table: dict[str, Any], key: str, default: int, minimum: int) -> int:
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"ladder.{key}: must be a whole number at least {minimum}, "
+                          f"got {value!r}")
+    return value
+
+
+def _bot(index: int, entry: Any, base: Path) -> LadderBot:
+    where = f"bot[{index}]"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: must be a table")
+    for key in entry:
+        if key not in ("name", "version", "command", "token"):
+            raise ConfigError(f"{where}: unknown field {key!r}; allowed fields: command, "
+                              "name, token, version")
+    name = entry.get("name")
+    version = entry.get("version", "")
+    if isinstance(version, int) and not isinstance(version, bool):
+        version = str(version)
+    return make_bot(name, version, entry.get("command", []), entry.get("token", ""), base,
+                    where=where)
+
+
+@asynccontextmanager
+async def serving(runner: TournamentRunner) -> AsyncIterator[str]:
+    """Serve `runner`'s referee for as long as the block runs (its address is set, so
+    `runner.play` can launch bots that connect to it); yield the address."""
+    cfg = runner.config
+    credentials = None
+    if cfg.tls_cert is not None and cfg.tls_key is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
+        )
+    async with serve_referee(runner.hub, cfg.listen, credentials=credentials) as server:
+        host = cfg.listen.rsplit(":", 1)[0]
+        if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
+            host = "127.0.0.1"
+        runner.address = f"{host}:{server.port}"
+        try:
+            yield runner.address
+        finally:
+            with trio.move_on_after(5) as cleanup:
+                cleanup.shield = True
+                await runner.hub.close_all()  # remote bots see a clean end of stream
+
+
+def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:
+    """Make `bot` playable by `runner` while it runs (its command resolved, or its token
+    admitted); raises `ConfigError` if a launched bot's program is missing."""
+    if bot.launched:
+        runner.argv[bot.name] = resolve_command(bot.command, bot.cwd)
+    else:
+        runner.hub.admit(bot.token, bot.name)
+    runner.store.add_bot(bot.name, "launched" if bot.launched else "remote",
+                         shlex.join(bot.command))
+
+
+def match_score(report: MatchReport, pairing: Pairing, first: str) -> float:
+    """`first`'s score in a finished match: 1 a win, 0 a loss, ½ no winner."""
+    teams = (pairing.teams[0].name, pairing.teams[1].name)
+    accounts = Match(pairing.variant, pairing.options, pairing.seed).team_of
+    winner, _, _ = bot_results(report, teams, accounts)
+    if winner is None:
+        return 0.5
+    return 1.0 if teams[winner] == first else 0.0
+
+
+@dataclass
+class LadderService:
+    """The running ladder: schedules duplicate pairs until stopped."""
+
+    config: LadderConfig
+    duration: float | None = None  # seconds of scheduling, then drain (None: until stopped)
+    rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))
+    on_listening: Callable[[str], None] | None = None
+
+    def __post_init__(self) -> None:
+        self.book = LadderBook(self.config.tournament.database)
+        self.runner = TournamentRunner(self.config.tournament)
+        self.bots: dict[str, BotSpec] = {}
+        self.skills: dict[str, dict[str, LadderLine]] = {}  # variant -> bot -> line
+        self.games: dict[str, int] = {}  # stored + in flight, all variants
+        self.scheduling = trio.CancelScope()
+        self.played = 0
+        self.abandoned = 0
+
+    async def serve(self) -> None:
+        cfg = self.config
+        name = cfg.name
+        self.book.save_settings(name, {"k": cfg.k, "min_games": cfg.min_games,
+                                       "inherit": cfg.inherit,
+                                       "variants": list(cfg.tournament.variants)})
+        self.runner.store.begin_tournament(name, {"ladder": True,
+                                                  "variants": list(cfg.tournament.variants)})
+        for bot in cfg.bots:
+            self.book.enter(name, bot, revive=False)
+        self._recompute()
+        if self.duration is not None:
+            self.scheduling.deadline = trio.current_time() + self.duration
+        async with serving(self.runner) as address:
+            log.info("ladder_start", ladder=name, address=address,
+                     stored=sum(self.games.values()) // 2, next_pair=self.book.next_pair(name))
+            if self.on_listening:
+                self.on_listening(address)
+            async with trio.open_nursery() as top:
+                top.start_soon(self._signals, top.cancel_scope)
+                top.start_soon(self._poll)
+                async with trio.open_nursery() as pairs:
+                    with self.scheduling:
+                        await self._schedule(pairs)
+                    log.info("ladder_draining", ladder=name)
+                top.cancel_scope.cancel()
+        log.info("ladder_stop", ladder=name, played=self.played, abandoned=self.abandoned)
+
+    def _recompute(self) -> None:
+        """Ratings and game counts from the stored matches (at start: a restart resumes)."""
+        rows = self.book.matches(self.config.name)
+        inherit = self.book.predecessors(self.config.name) if self.config.inherit else {}
+        self.skills = {v: rate(rows, variant=v, predecessors=inherit)
+                       for v in self.config.tournament.variants}
+        self.games = {}
+        for row in rows:
+            for bot in (row.bot0, row.bot1):
+                self.games[bot] = self.games.get(bot, 0) + 1
+        self._refresh_bots()
+
+    def _refresh_bots(self) -> None:
+        active = {e.bot.identity: e.bot for e in self.book.entries(self.config.name)
+                  if e.retired_at is None}
+        for ident in list(self.bots):
+            if ident not in active:
+                del self.bots[ident]
+                log.info("ladder_bot_retired", bot=ident)
+        for ident, bot in active.items():
+            spec = bot.spec()
+            if self.bots.get(ident) == spec:
+                continue
+            try:
+                enter_bot(self.runner, spec)
+            except ConfigError as exc:
+                log.warning("ladder_bot_refused", bot=ident, error=str(exc))
+                continue
+            self.bots[ident] = spec
+            log.info("ladder_bot_entered", bot=ident, launched=spec.launched)
+
+    async def _poll(self) -> None:
+        while True:
+            await trio.sleep(self.config.poll_ms / 1000)
+            self._refresh_bots()
+
+    async def _signals(self, everything: trio.CancelScope) -> None:
+        """First SIGINT/SIGTERM: stop scheduling, finish the matches in flight. Second:
+        abandon them (they are not stored). SIGHUP: re-read the config's bots."""
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM, signal.SIGHUP) as sigs:
+            stops = 0
+            async for signum in sigs:
+                if signum == signal.SIGHUP:
+                    self._reload()
+                    continue
+                stops += 1
+                log.info("ladder_signal", signal=signal.Signals(signum).name, stops=stops)
+                self.scheduling.cancel()
+                if stops >= 2:
+                    everything.cancel()
+
+    def _reload(self) -> None:
+        if self.config.path is None:
+            return
+        try:
+            fresh = load_ladder_config(self.config.path)
+        except ConfigError as exc:
+            log.warning("ladder_reload_failed", error=str(exc))
+            return
+        for bot in fresh.bots:
+            self.book.enter(self.config.name, bot, revive=False)
+        self._refresh_bots()
+        log.info("ladder_reloaded", bots=len(fresh.bots))
+
+    async def _schedule(self, pairs: trio.Nursery) -> None:
+        cfg = self.config
+        slots = trio.Semaphore(max(1, cfg.tournament.concurrency // 2))
+        limiter = trio.CapacityLimiter(cfg.tournament.concurrency)
+        while True:
+            await slots.acquire()
+            number = self.book.next_pair(cfg.name)
+            variants = cfg.tournament.variants
+            variant = variants[number % len(variants)]
+            skills = {b: Skill(x.mu, x.sigma) for b, x in self.skills[variant].items()}
+            chosen = choose_pair(sorted(self.bots), skills, self.games, self.rng)
+            if chosen is None:
+                slots.release()
+                await trio.sleep(cfg.poll_ms / 1000)
+                continue
+            a, b = chosen
+            seed = secrets.randbits(63)
+            self.book.schedule_pair(cfg.name, number, variant, a, b, seed)
+            for bot in chosen:
+                self.games[bot] = self.games.get(bot, 0) + 2
+            specs = (self.bots[a], self.bots[b])
+            log.info("ladder_pair", pair=number, variant=variant, bots=[a, b])
+            pairs.start_soon(self._play_pair, slots, limiter, number, variant, specs, seed)
+
+    async def _play_pair(
+        self, slots: trio.Semaphore, limiter: trio.CapacityLimiter, number: int,
+        variant: str, specs: tuple[BotSpec, BotSpec], seed: int,
+    ) -> None:
+        try:
+            async with trio.open_nursery() as nursery:
+                for side in (0, 1):
+                    teams = specs if side == 0 else (specs[1], specs[0])
+                    pairing = Pairing(
+                        match_id=f"{self.config.name}:{number:07d}:{variant}:"
+                                 f"{specs[0].name}-{specs[1].name}:{side}",
+                        variant=variant, options=self.config.tournament.options[variant],
+                        seed=seed, teams=teams, index=side,
+                    )
+                    nursery.start_soon(self._play_one, limiter, pairing)
+        finally:
+            slots.release()
+
+    async def _play_one(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
+        report: MatchReport | None = None
+        async with limiter:
+            try:
+                report = await self.runner.play(pairing)
+            finally:
+                if report is None:  # cut short by a stop: not stored, not counted
+                    self.abandoned += 1
+                    for bot in pairing.teams:
+                        self.games[bot.name] -= 1
+        self.played += 1
+        first = pairing.teams[0].name
+        score = match_score(report, pairing, first)
+        winner = None if score == 0.5 else 0 if score == 1.0 else 1
+        lines = self.skills[pairing.variant]
+        inherit = self.book.predecessors(self.config.name) if self.config.inherit else {}
+        record(line_of(lines, first, inherit),
+               line_of(lines, pairing.teams[1].name, inherit), winner)

@@ -1,0 +1,235 @@
+"""The ladder's own tables, beside the store's in the same SQLite database.
+
+`ladders` keeps each ladder's settings (k, min_games, inherit, variants: what `arena ladder
+show` needs without the config); `ladder_bots` every bot version entered, and when it was
+retired (what `arena ladder add/retire` write and the running service polls); `ladder_pairs`
+every duplicate pair scheduled, whose numbers only grow (a restart goes on after the last).
+A bot version's identity, in these tables and in the matches, is `name@version`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sqlite3
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ConfigError
+from arena.tournament.config import BotSpec
+from arena.tournament.store import MatchRow, Store
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS ladders (
+    name      TEXT PRIMARY KEY,
+    settings  TEXT NOT NULL           -- JSON: k, min_games, inherit, variants
+);
+CREATE TABLE IF NOT EXISTS ladder_bots (
+    ladder     TEXT NOT NULL,
+    name       TEXT NOT NULL,
+    version    TEXT NOT NULL DEFAULT '',
+    command    TEXT NOT NULL DEFAULT '[]',  -- JSON argv ('[]' for a remote bot)
+    token      TEXT NOT NULL DEFAULT '',
+    cwd        TEXT NOT NULL DEFAULT '.',
+    added_at   REAL NOT NULL,
+    retired_at REAL,
+    PRIMARY KEY (ladder, name, version)
+);
+CREATE TABLE IF NOT EXISTS ladder_pairs (
+    ladder       TEXT NOT NULL,
+    number       INTEGER NOT NULL,
+    variant      TEXT NOT NULL,
+    bot_a        TEXT NOT NULL,
+    bot_b        TEXT NOT NULL,
+    seed         INTEGER NOT NULL,
+    scheduled_at REAL NOT NULL,
+    PRIMARY KEY (ladder, number)
+);
+"""
+
+
+def identity(name: str, version: str) -> str:
+    """How a bot version is named in matches and tables: `name@version`, or `name`."""
+    return f"{name}@{version}" if version else name
+
+
+@dataclass(frozen=True, slots=True)
+class LadderBot:
+    """A bot version entered in the ladder."""
+
+    name: str
+    version: str = ""
+    command: tuple[str, ...] = ()
+    token: str = ""
+    cwd: Path = Path(".")
+
+    @property
+    def identity(self) -> str:
+        return identity(self.name, self.version)
+
+    def spec(self) -> BotSpec:
+        return BotSpec(name=self.identity, command=self.command, token=self.token, cwd=self.cwd)
+
+
+def make_bot(
+    name: Any, version: Any, command: Any, token: Any, cwd: Path, *, where: str
+) -> LadderBot:
+    """A validated `LadderBot`; errors name `where` and the field."""
+    if not isinstance(name, str) or not name or "@" in name or ":" in name:
+        raise ConfigError(f"{where}.name: a non-empty name without '@' or ':', got {name!r}")
+    if not isinstance(version, str) or any(c.isspace() or c in "@:" for c in version):
+        raise ConfigError(f"{where}.version: a version without spaces, '@' or ':', "
+                          f"got {version!r}")
+    if isinstance(command, str):
+        command = shlex.split(command)
+    if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}.command: must be a list of strings or one string")
+    if not isinstance(token, str):
+        raise ConfigError(f"{where}.token: must be a string")
+    if bool(command) == bool(token):
+        raise ConfigError(f"{where}: give exactly one of command (the ladder launches the "
+                          "bot) or token (a remote bot connects with it)")
+    return LadderBot(name, version, tuple(command), token, cwd)
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A row of `ladder_bots`."""
+
+    bot: LadderBot
+    added_at: float
+    retired_at: float | None
+
+
+class LadderBook:
+    """The ladder's own tables, in the store's database (its own connection)."""
+
+    def __init__(self, database: Path) -> None:
+        self.store = Store(database)
+        self.db = self.store.db
+        self.db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def ladders(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT name FROM ladders ORDER BY name")]
+
+    def settings(self, ladder: str) -> dict[str, Any] | None:
+        row = self.db.execute("SELECT settings FROM ladders WHERE name = ?", (ladder,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def save_settings(self, ladder: str, settings: dict[str, Any]) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO ladders(name, settings) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET settings = excluded.settings",
+                (ladder, json.dumps(settings, sort_keys=True)),
+            )
+
+    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> None:
+        """Enter (or update) a bot version. `revive`: a retired one comes back."""
+        retired = "NULL" if revive else "ladder_bots.retired_at"
+        with self.db:
+            self.db.execute(
+                "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, added_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ladder, name, version) DO UPDATE SET "
+                "command = excluded.command, token = excluded.token, cwd = excluded.cwd, "
+                f"retired_at = {retired}",
+                (ladder, bot.name, bot.version, json.dumps(list(bot.command)), bot.token,
+                 str(bot.cwd), time.time()),
+            )
+
+    def retire(self, ladder: str, name: str, version: str | None) -> list[str]:
+        """Retire `name` (one version, or all); return the identities retired now."""
+        query = "SELECT name, version FROM ladder_bots WHERE ladder = ? AND name = ? " \
+                "AND retired_at IS NULL"
+        args: tuple[Any, ...] = (ladder, name)
+        if version is not None:
+            query += " AND version = ?"
+            args += (version,)
+        found = [identity(n, v) for n, v in self.db.execute(query, args)]
+        with self.db:
+            self.db.execute(
+                "UPDATE ladder_bots SET retired_at = ? WHERE ladder = ? AND name = ? "
+                "AND retired_at IS NULL" + (" AND version = ?" if version is not None else ""),
+                (time.time(), *args),
+            )
+        return found
+
+    def entries(self, ladder: str) -> list[Entry]:
+        """Every bot version ever entered, in the order entered."""
+        rows = self.db.execute(
+            "SELECT name, version, command, token, cwd, added_at, retired_at FROM ladder_bots "
+            "WHERE ladder = ? ORDER BY added_at, name, version", (ladder,))
+        return [
+            Entry(LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4])), r[5], r[6])
+            for r in rows
+        ]
+
+    def predecessors(self, ladder: str) -> dict[str, str]:
+        """Each version's predecessor: the same name's version entered just before it."""
+        last: dict[str, str] = {}
+        found: dict[str, str] = {}
+        for entry in self.entries(ladder):
+            if entry.bot.name in last:
+                found[entry.bot.identity] = last[entry.bot.name]
+            last[entry.bot.name] = entry.bot.identity
+        return found
+
+    def next_pair(self, ladder: str) -> int:
+        row = self.db.execute(
+            "SELECT COALESCE(MAX(number), 0) FROM ladder_pairs WHERE ladder = ?", (ladder,)
+        ).fetchone()
+        return int(row[0]) + 1
+
+    def schedule_pair(
+        self, ladder: str, number: int, variant: str, a: str, b: str, seed: int
+    ) -> None:
+        with self.db:
+            self.db.execute(
+                "INSERT INTO ladder_pairs(ladder, number, variant, bot_a, bot_b, seed, "
+                "scheduled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (ladder, number, variant, a, b, seed, time.time()),
+            )
+
+    def matches(self, ladder: str, include: Iterable[str] = ()) -> list[MatchRow]:
+        """The ladder's stored matches, and those of the tournaments named in `include`
+        (shell-style patterns: `match-*` takes every ad-hoc `arena match`)."""
+        patterns = list(include)
+        return [r for r in self.store.matches()
+                if r.tournament == ladder or any(fnmatchcase(r.tournament, p) for p in patterns)]
+
+
+def find_ladder(database: Path, name: str | None) -> str:
+    """The ladder called `name` in `database`, or its only one; `ConfigError` otherwise."""
+    book = LadderBook(database)
+    try:
+        known = book.ladders()
+    finally:
+        book.close()
+    if name is not None:
+        if name not in known:
+            raise ConfigError(f"--ladder: no ladder {name!r} in {database} "
+                              f"(ladders there: {', '.join(known) or 'none'})")
+        return name
+    if len(known) != 1:
+        raise ConfigError(f"--ladder: {database} holds {len(known)} ladders "
+                          f"({', '.join(known) or 'none'}); name one")
+    return known[0]
+
+
+def sqlite_has_table(database: Path, table: str) -> bool:
+    """Whether `database` exists and has `table` (without creating either)."""
+    if not database.exists():
+        return False
+    db = sqlite3.connect(database)
+    try:
+        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                          (table,)).fetchone() is not None
+    finally:
+        db.close()

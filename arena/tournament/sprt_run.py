@@ -1,0 +1,100 @@
+"""`arena sprt`: play duplicate pairs of A against B until the SPRT decides.
+
+The statistics are arena/tournament/sprt.py (pure); this module plays the pairs with the
+tournament runner, over the config's variants in turn, `concurrency` matches at a time (both
+matches of a pair at once), and feeds each finished pair to the test. When the test decides,
+or `max_pairs` are in, the pairs still in flight are abandoned: the verdict counts only whole
+pairs (a match of an abandoned pair that had already finished stays stored, uncounted).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import trio
+
+from arena.errors import ConfigError
+from arena.tournament.config import BotSpec, TournamentConfig
+from arena.tournament.ladder import match_score, serving
+from arena.tournament.runner import TournamentRunner
+from arena.tournament.schedule import Pairing
+from arena.tournament.sprt import Sprt, SprtResult, Verdict
+
+
+@dataclass
+class SprtRun:
+    """A running test: the pairs seen so far (A's score in each of the two matches)."""
+
+    config: TournamentConfig
+    a: BotSpec
+    b: BotSpec
+    test: Sprt
+    max_pairs: int
+    on_pair: Callable[[int, str, SprtResult], None] | None = None
+    pairs: list[tuple[float, float]] = field(default_factory=list)
+    result: SprtResult | None = None
+
+    @classmethod
+    def create(cls, config: TournamentConfig, a: str, b: str, test: Sprt,
+               max_pairs: int) -> SprtRun:
+        """A test of the config's bots named `a` and `b`, stored as its own tournament."""
+        bots = {bot.name: bot for bot in config.bots}
+        for flag, name in (("--a", a), ("--b", b)):
+            if name not in bots:
+                raise ConfigError(f"{flag}: no bot {name!r} in the config "
+                                  f"(bots: {', '.join(bots)})")
+        if a == b:
+            raise ConfigError("--b: name a bot other than --a")
+        run_name = f"sprt-{a}-{b}-{int(time.time())}-{secrets.token_hex(3)}"
+        config = replace(config, name=run_name, bots=(bots[a], bots[b]))
+        return cls(config, bots[a], bots[b], test, max_pairs)
+
+    async def run(self) -> SprtResult | None:
+        cfg = self.config
+        runner = TournamentRunner(cfg)
+        runner.store.begin_tournament(cfg.name, {
+            "sprt": {"a": self.a.name, "b": self.b.name, "elo0": self.test.elo0,
+                     "elo1": self.test.elo1, "alpha": self.test.alpha, "beta": self.test.beta},
+            "variants": list(cfg.variants)})
+        for bot in (self.a, self.b):
+            runner.store.add_bot(bot.name, "launched" if bot.launched else "remote",
+                                 " ".join(bot.command))
+            if not bot.launched:
+                runner.hub.admit(bot.token, bot.name)
+        slots = trio.Semaphore(max(1, cfg.concurrency // 2))
+        async with serving(runner), trio.open_nursery() as nursery:
+            for number in range(self.max_pairs):
+                await slots.acquire()
+                nursery.start_soon(self._pair, runner, slots, number, nursery.cancel_scope)
+        runner.store.finish_tournament(cfg.name)
+        return self.result
+
+    async def _pair(self, runner: TournamentRunner, slots: trio.Semaphore, number: int,
+                    done: trio.CancelScope) -> None:
+        cfg = self.config
+        variant = cfg.variants[number % len(cfg.variants)]
+        seed = secrets.randbits(63)
+        scores = [0.0, 0.0]
+
+        async def side(index: int) -> None:
+            teams = (self.a, self.b) if index == 0 else (self.b, self.a)
+            pairing = Pairing(f"{cfg.name}:{variant}:{self.a.name}-{self.b.name}:{number}:"
+                              f"{index}", variant, cfg.options[variant], seed, teams, index)
+            report = await runner.play(pairing)
+            scores[index] = match_score(report, pairing, self.a.name)
+
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(side, 0)
+                nursery.start_soon(side, 1)
+        finally:
+            slots.release()
+        self.pairs.append((scores[0], scores[1]))
+        self.result = self.test.result(self.pairs)
+        if self.on_pair:
+            self.on_pair(len(self.pairs), variant, self.result)
+        if self.result.verdict is not Verdict.CONTINUE or len(self.pairs) >= self.max_pairs:
+            done.cancel()

@@ -1,0 +1,40 @@
+"""End to end: `arena match` tells how a match ended when it was not a plain win — the
+termination, the bot at fault and the referee's detail — and exits 1 when a bot was at fault
+(a crashed or illegal opponent is not a result to celebrate with exit 0)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, arena, explain
+
+RANDOM = f"python {SAMPLE_BOTS / 'random_bot.py'}"
+
+
+@pytest.mark.e2e
+def test_arena_match_reports_an_illegal_opponent_and_exits_1(tmp_path: Path) -> None:
+    """A bot answering out-of-range indexes loses by ILLEGAL_ACTION: `arena match` prints the
+    termination, the bot at fault with its seat, and the referee's detail, then exits 1."""
+    run = arena("match", "argentine-1v1", RANDOM, f"python {TEST_BOTS / 'illegal.py'}",
+                "--seed", "2", "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert re.search(r"^\S+: illegal_action; winner: random_bot;", run.stdout, re.MULTILINE)
+    assert re.search(
+        r"^ended by illegal_action: at fault illegal \(seat 1\): action_index \d+ is out of "
+        r"range 0\.\.\d+$", run.stdout, re.MULTILINE,
+    ), explain(run)
+
+
+@pytest.mark.e2e
+def test_arena_match_reports_a_crashed_opponent_and_exits_1(tmp_path: Path) -> None:
+    """A bot that crashes before connecting forfeits: `arena match` prints the forfeit and
+    why (its exit code) and exits 1 instead of reporting a plain win with exit 0."""
+    run = arena("match", "argentine-1v1", RANDOM, f"python {TEST_BOTS / 'crash_at_start.py'}",
+                "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert re.search(
+        r"^ended by forfeit: at fault crash_at_start( \(seat 1\))?: .*exited with code 3",
+        run.stdout, re.MULTILINE,
+    ), explain(run)

@@ -1,0 +1,310 @@
+"""End to end: `arena ladder serve` as a real subprocess with real bot processes, stopped with
+a real signal; `arena ladder add` from another process while it runs; `arena ladder show`
+reading what it stored; `arena sprt` playing duplicate pairs until the test decides.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_e2e_support import (
+    ARENA,
+    HEURISTIC_BOT,
+    SAMPLE_BOTS,
+    arena,
+    bot_cmd,
+    explain,
+    processes_with,
+    python_bot,
+    write_config,
+)
+
+pytestmark = pytest.mark.e2e
+
+RANDOM = python_bot(SAMPLE_BOTS / "random_bot.py")
+HEURISTIC = python_bot(HEURISTIC_BOT)
+FIELD = {  # strongest first (an offline playout of the four: each beats the next ones)
+    "heuristic": HEURISTIC,
+    "first": bot_cmd("first_legal"),
+    "random": RANDOM,
+    "folder": bot_cmd("folder"),
+}
+K = 3.0
+
+
+def _toml(value: Any) -> str:
+    return json.dumps(value)  # strings and lists of strings: JSON is TOML here
+
+
+def write_ladder(folder: Path, bots: dict[str, list[str]], *, versions: dict[str, str] | None
+                 = None, concurrency: int = 4, min_games: int = 4) -> Path:
+    """A ladder config over the two fast variants (Argentine to 15, one chico; Mineiro)."""
+    lines = [
+        "[ladder]", 'name = "main"', 'variants = ["argentine-1v1", "mineiro-1v1"]',
+        f"concurrency = {concurrency}", f"min_games = {min_games}", 'database = "arena.db"',
+        f"k = {K}", "poll_ms = 200", "",
+        "[time_control]", "decision_ms = 2000", "",
+        "[options.argentine-1v1]", "target = 15", "chicos = 1", "",
+    ]
+    for name, command in bots.items():
+        lines += ["[[bot]]", f"name = {_toml(name)}", f"command = {_toml(command)}"]
+        if versions and name in versions:
+            lines.append(f"version = {_toml(versions[name])}")
+        lines.append("")
+    path = folder / "ladder.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def rows(database: Path) -> list[dict[str, Any]]:
+    if not database.exists():
+        return []
+    with closing(sqlite3.connect(database, timeout=30)) as db:
+        db.row_factory = sqlite3.Row
+        try:
+            found = db.execute("SELECT * FROM matches ORDER BY id").fetchall()
+        except sqlite3.OperationalError:  # the service has not created its tables yet
+            return []
+        return [dict(r) for r in found]
+
+
+def pairs_after(database: Path, moment: float) -> list[tuple[str, str]]:
+    """The pairs the ladder scheduled after `moment` (its ladder_pairs table)."""
+    with closing(sqlite3.connect(database, timeout=30)) as db:
+        found = db.execute("SELECT bot_a, bot_b FROM ladder_pairs WHERE scheduled_at > ?",
+                           (moment,)).fetchall()
+        return [(a, b) for a, b in found]
+
+
+def games_of(found: list[dict[str, Any]], bot: str) -> int:
+    return sum(bot in (r["bot0"], r["bot1"]) for r in found)
+
+
+def wait_for(what: str, check: Any, proc: subprocess.Popen[str], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        if proc.poll() is not None:
+            raise AssertionError(f"the ladder exited (code {proc.returncode}) before {what}: "
+                                 f"{proc.stderr.read() if proc.stderr else ''}")
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {seconds} s")
+        time.sleep(0.5)
+
+
+def show(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    run = arena("ladder", "show", "--database", folder / "arena.db", "--format", "json",
+                cwd=folder)
+    assert run.returncode == 0, explain(run)
+    return {title: t["standings"] for title, t in json.loads(run.stdout).items()}
+
+
+def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_run(
+    tmp_path: Path,
+) -> None:
+    """A ladder of four bots of clearly different strength, run as `arena ladder serve`
+    until SIGTERM: it schedules matches by itself; a version entered while it runs (`arena
+    ladder add random --version 2` from another process) gets games and a rating inherited
+    from its predecessor; a retired version (`arena ladder retire`) gets no new pairs; on
+    SIGTERM it finishes the matches in flight and exits 0; `arena ladder show` then ranks
+    heuristic first and the folding bot last by mu - k*sigma, and no weaker bot's interval
+    [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
+    config = write_ladder(tmp_path, FIELD, versions={"random": "1"})
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("8 stored matches", lambda: len(rows(database)) >= 8, proc, 120)
+        added = arena("ladder", "add", "random", "--version", "2", "--command",
+                      " ".join(RANDOM), "--database", database, cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        assert "entered random@2 in ladder main" in added.stdout
+        wait_for("4 matches of random@2",
+                 lambda: games_of(rows(database), "random@2") >= 4 and len(rows(database)) >= 24,
+                 proc, 120)
+        retired = arena("ladder", "retire", "random", "--version", "1", "--config", config,
+                        cwd=tmp_path)
+        assert retired.returncode == 0, explain(retired)
+        assert "retired random@1 from ladder main" in retired.stdout
+        settled = time.time() + 2  # the service polls every 200 ms: 2 s is ample
+        wait_for("2 pairs scheduled after the retirement",
+                 lambda: len(pairs_after(database, settled)) >= 2, proc, 120)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "stopped" in stderr, stderr
+    assert "0 abandoned" in stderr, stderr
+
+    found = rows(database)
+    assert len({r["id"] for r in found}) == len(found)
+    late = pairs_after(database, settled)
+    assert all("random@1" not in pair for pair in late), late
+    tables = show(tmp_path)
+    overall = {line["bot"]: line for line in tables["ladder main: overall"]}
+    for bot, line in overall.items():
+        assert line["games"] == games_of(found, bot), (bot, line)
+    assert overall["random@2"]["games"] >= 4
+    assert overall["random@2"]["sigma"] < 25 / 3  # rated: less uncertain than a newcomer
+    field = [overall[b] for b in ("heuristic", "first", "random@1", "folder")]
+    by_rank = sorted(field, key=lambda x: -x["conservative"])
+    assert by_rank[0]["bot"] == "heuristic", tables["ladder main: overall"]
+    assert by_rank[-1]["bot"] == "folder", tables["ladder main: overall"]
+    for i, stronger in enumerate(field):
+        for weaker in field[i + 1:]:
+            assert weaker["mu"] - K * weaker["sigma"] <= stronger["mu"] + K * stronger["sigma"], (
+                stronger, weaker)
+    assert "ladder main: argentine-1v1" in tables
+    assert "ladder main: mineiro-1v1" in tables
+
+
+def test_a_restarted_ladder_continues_where_it_stopped(tmp_path: Path) -> None:
+    """A ladder stopped hard (two Ctrl-C, SIGINT, in a row: the matches in flight are
+    abandoned, not stored, and no bot process outlives it), then run again with `arena
+    ladder serve --duration`: the second run keeps every match of the first untouched,
+    numbers its pairs after the first's (no match id reused, none stored twice), and the
+    games in `arena ladder show` (recomputed from the stored matches) keep growing."""
+    config = write_ladder(tmp_path, {"random": RANDOM, "first": bot_cmd("first_legal")},
+                          concurrency=2, min_games=1)
+    database = tmp_path / "arena.db"
+    mark = os.urandom(6).hex()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "ARENA_E2E_MARK": mark}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("2 stored matches", lambda: len(rows(database)) >= 2, proc, 120)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.2)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    assert "abandoned (not stored)" in stderr, stderr
+    assert processes_with(mark) == []
+    before = rows(database)
+    games_before = {line["bot"]: line["games"] for line in show(tmp_path)["ladder main: overall"]}
+
+    second = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
+    assert second.returncode == 0, explain(second)
+    after = rows(database)
+    assert len({r["id"] for r in after}) == len(after)
+    kept = {r["id"]: r for r in after}
+    for row in before:
+        assert kept[row["id"]] == row
+    new = [r for r in after if r["id"] not in {b["id"] for b in before}]
+    assert new, explain(second)
+
+    def pair(row: dict[str, Any]) -> int:
+        return int(row["id"].split(":")[1])
+
+    assert min(pair(r) for r in new) > max(pair(r) for r in before)
+    games_after = {line["bot"]: line["games"] for line in show(tmp_path)["ladder main: overall"]}
+    for bot in ("random", "first"):
+        assert games_after[bot] > games_before[bot]
+        assert games_after[bot] == games_of(after, bot)
+
+
+def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
+    tmp_path: Path,
+) -> None:
+    """`arena sprt` with the heuristic bot as A and the random bot as B plays duplicate pairs
+    until the SPRT accepts H1 (within 40 pairs), printing after each pair the LLR, the
+    bounds, the pentanomial counts and both Elo estimates; the verdict is the last line,
+    the exit code 0, and the matches are stored as their own tournament."""
+    config = write_config(
+        tmp_path, name="sprt", bots={"heuristic": HEURISTIC, "random": RANDOM},
+        variants=("argentine-1v1", "mineiro-1v1"), concurrency=4, decision_ms=2000,
+    )
+    run = arena("sprt", config, "--a", "heuristic", "--b", "random", "--elo0", "0",
+                "--elo1", "100", "--max-pairs", "40", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    lines = run.stdout.strip().splitlines()
+    assert lines[-1].startswith("verdict: H1 accepted after "), explain(run)
+    pairs = [line for line in lines if line.startswith("pair ")]
+    assert 1 <= len(pairs) <= 40
+    assert int(lines[-1].split("after ")[1].split()[0]) == len(pairs)
+    last = pairs[-1]
+    for part in ("LLR", "pentanomial [", "Elo paired", "unpaired"):
+        assert part in last
+    llr, bounds = last.split("LLR ")[1].split(" [", 1)
+    upper = float(bounds.split("]")[0].split(", ")[1])
+    assert float(llr) >= upper
+    stored = rows(tmp_path / "arena.db")
+    assert all(r["tournament"].startswith("sprt-heuristic-random-") for r in stored)
+    assert len(stored) >= 2 * len(pairs)
+
+
+def test_a_gauntlet_tournament_plays_the_challenger_against_the_field(tmp_path: Path) -> None:
+    """`arena tournament` with `format = "gauntlet"` and `challenger`: only the challenger's
+    pairs are played and stored (each twice, sides swapped), never a pair of the field."""
+    config = write_config(
+        tmp_path, name="g", bots={"new": bot_cmd("first_legal"), "random": RANDOM,
+                                  "folder": bot_cmd("folder")},
+        variants=("mineiro-1v1",), games=2, concurrency=4,
+    )
+    text = config.read_text(encoding="utf-8").replace(
+        "[tournament]\n", '[tournament]\nformat = "gauntlet"\nchallenger = "new"\n', 1)
+    config.write_text(text, encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    stored = rows(tmp_path / "arena.db")
+    assert sorted(r["id"] for r in stored) == [
+        "g:mineiro-1v1:new-folder:0", "g:mineiro-1v1:new-folder:1",
+        "g:mineiro-1v1:new-random:0", "g:mineiro-1v1:new-random:1"]
+
+
+def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token(
+    tmp_path: Path, js_random: list[str]
+) -> None:
+    """From the outside: while `arena ladder serve` runs (two launched bots), `arena ladder
+    add js --token T` enters a remote bot, and the Node.js sample (no Python SDK) dials the
+    address the service printed with that token; the ladder then schedules it, its matches
+    end normally, and it appears in `arena ladder show`."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=2, min_games=1)
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    js: subprocess.Popen[str] | None = None
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        assert "listening on " in banner, banner
+        address = banner.split("listening on ")[1].split(";")[0]
+        token = "js-" + os.urandom(8).hex()
+        added = arena("ladder", "add", "js", "--version", "0.1", "--token", token,
+                      "--config", config, cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        js = subprocess.Popen([*js_random, "--server", address, "--token", token, "--name",
+                               "js"], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL)
+        wait_for("2 matches of js@0.1", lambda: games_of(rows(database), "js@0.1") >= 2,
+                 proc, 60)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        for p in (proc, js):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.communicate()
+    assert proc.returncode == 0, stderr
+    mine = [r for r in rows(database) if "js@0.1" in (r["bot0"], r["bot1"])]
+    assert all(r["termination"] == "normal" for r in mine), mine
+    overall = {line["bot"]: line for line in show(tmp_path)["ladder main: overall"]}
+    assert overall["js@0.1"]["games"] == len(mine)

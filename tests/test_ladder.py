@@ -1,0 +1,224 @@
+"""The ladder's parts without processes: its config, its tables in a real SQLite file, the
+OpenSkill ratings with inherited priors, the pairing policy, and the gauntlet schedule."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.errors import ConfigError
+from arena.tournament import parse_config, round_robin
+from arena.tournament.ladder import parse_ladder_config
+from arena.tournament.ladder_book import LadderBook, make_bot
+from arena.tournament.ladder_ratings import SIGMA_WIDENING, line_of, rate, table_rows
+from arena.tournament.pairing_policy import MODEL, Skill, choose_pair, teaching_weight
+from arena.tournament.store import MatchRow
+
+
+def _ladder(**table: Any) -> dict[str, Any]:
+    return {"ladder": {"name": "main", "variants": ["mineiro-1v1"], **table},
+            "bot": [{"name": "a", "command": ["python", "a.py"]},
+                    {"name": "b", "version": "2", "token": "t"}]}
+
+
+def test_a_ladder_config_reads_versions_and_its_settings() -> None:
+    """[ladder] gives the name, variants, min_games, k, inherit; [[bot]] entries may carry a
+    version (a number or a string) and a command as one shell-quoted string."""
+    raw = _ladder(min_games=5, k=2.5, inherit=False, concurrency=3)
+    raw["bot"].append({"name": "c", "version": 3, "command": "python 'my bot.py'"})
+    config = parse_ladder_config(raw)
+    assert [b.identity for b in config.bots] == ["a", "b@2", "c@3"]
+    assert config.bots[2].command == ("python", "my bot.py")
+    assert (config.min_games, config.k, config.inherit) == (5, 2.5, False)
+    assert config.tournament.concurrency == 3
+    assert config.tournament.bots == ()
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (_ladder(speed=1), "ladder: unknown field 'speed'"),
+    (_ladder(k=-1), "ladder.k: must be a number at least 0"),
+    (_ladder(min_games="ten"), "ladder.min_games: must be a whole number"),
+    ({**_ladder(), "tournament": {}}, "tournament: a ladder config has a [ladder] table"),
+    ({"bot": []}, "ladder: a ladder config needs a [ladder] table"),
+    ({**_ladder(), "bot": [{"name": "a", "version": "1 2", "token": "t"}]}, "bot[0].version"),
+    ({**_ladder(), "bot": [{"name": "a@1", "token": "t"}]}, "bot[0].name"),
+    ({**_ladder(), "bot": [{"name": "a", "token": "t"}, {"name": "a", "token": "u"}]},
+     "bot[1]: 'a' is entered twice"),
+    ({**_ladder(), "bot": [{"name": "a"}]}, "bot[0]: give exactly one of command"),
+])
+def test_a_bad_ladder_config_names_the_field(raw: dict[str, Any], message: str) -> None:
+    """Each mistake in a ladder config is one line naming the field."""
+    with pytest.raises(ConfigError) as caught:
+        parse_ladder_config(raw)
+    assert message in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_the_ladder_tables_keep_entries_retirements_and_predecessors(tmp_path: Path) -> None:
+    """In a real SQLite file: entering a version twice keeps one row, retiring by name
+    retires every active version, a retired version stays retired when the config enters it
+    again but comes back with `arena ladder add` (revive), and each version's predecessor is
+    the same name's version entered before it."""
+    book = LadderBook(tmp_path / "arena.db")
+    v1 = make_bot("bot", "1", ["python", "bot.py"], "", tmp_path, where="bot")
+    v2 = make_bot("bot", "2", ["python", "bot.py"], "", tmp_path, where="bot")
+    other = make_bot("other", "", "", "tok", tmp_path, where="bot")
+    for bot in (v1, v1, v2, other):
+        book.enter("main", bot)
+    assert [e.bot.identity for e in book.entries("main")] == ["bot@1", "bot@2", "other"]
+    assert book.predecessors("main") == {"bot@2": "bot@1"}
+    assert sorted(book.retire("main", "bot", None)) == ["bot@1", "bot@2"]
+    assert book.retire("main", "bot", "1") == []
+    book.enter("main", v1, revive=False)
+    assert all(e.retired_at for e in book.entries("main") if e.bot.name == "bot")
+    book.enter("main", v2)
+    active = [e.bot.identity for e in book.entries("main") if e.retired_at is None]
+    assert active == ["bot@2", "other"]
+
+
+def _row(n: int, bot0: str, bot1: str, winner: int | None, tournament: str = "main",
+         variant: str = "mineiro-1v1") -> MatchRow:
+    return MatchRow(f"{tournament}:{n:07d}:{variant}:{bot0}-{bot1}:0", variant, bot0, bot1,
+                    "normal", winner, None, 12, 0, (0, 0), (bot0, bot1), tournament)
+
+
+def test_a_new_version_starts_from_its_predecessors_rating_with_a_wider_sigma() -> None:
+    """With inheritance, a version's first rating is its predecessor's mu with sigma widened
+    (in quadrature, capped at the default); without it, the default prior."""
+    rows = [_row(i, "bot@1", "rival", 0) for i in range(6)]
+    before = rate(rows)["bot@1"]
+    assert before.mu > MODEL.mu
+    lines = rate(rows, predecessors={"bot@2": "bot@1"})
+    fresh = line_of(lines, "bot@2", {"bot@2": "bot@1"})
+    assert fresh.mu == pytest.approx(before.mu)
+    assert fresh.sigma == pytest.approx(min(math.hypot(before.sigma, SIGMA_WIDENING),
+                                            MODEL.sigma))
+    assert fresh.sigma > before.sigma
+    plain = line_of(rate(rows), "bot@2", None)
+    assert (plain.mu, plain.sigma) == (MODEL.mu, MODEL.sigma)
+
+
+def test_the_ladder_table_ranks_by_the_conservative_rating_after_min_games() -> None:
+    """Rows are ranked by mu - k*sigma; a bot below min_games is listed last, unranked, however
+    high its rating; per-variant ratings count only that variant's matches."""
+    rows = [_row(i, "strong", "weak", 0) for i in range(8)]
+    rows += [_row(100, "lucky", "weak", 0, variant="argentine-1v1")]
+    table = table_rows(rate(rows).values(), k=3.0, min_games=5)
+    assert [(r["rank"], r["bot"]) for r in table] == [(1, "strong"), (2, "weak"),
+                                                      (None, "lucky")]
+    assert table[0]["conservative"] == pytest.approx(table[0]["mu"] - 3 * table[0]["sigma"],
+                                                     abs=0.02)
+    assert set(rate(rows, variant="argentine-1v1")) == {"lucky", "weak"}
+
+
+def test_ad_hoc_matches_stay_out_of_the_ladder_unless_included(tmp_path: Path) -> None:
+    """A real database holding a ladder's matches and an ad-hoc `arena match`: the ladder
+    reads its own only, unless the other tournament is included by a pattern."""
+    book = LadderBook(tmp_path / "arena.db")
+    with closing(sqlite3.connect(tmp_path / "arena.db")) as db, db:
+        for tournament in ("main", "match-1-abc"):
+            db.execute("INSERT INTO tournaments(name, config, started_at) VALUES (?, '{}', 0)",
+                       (tournament,))
+            db.execute(
+                "INSERT INTO matches(id, tournament, variant, options, seed, bot0, bot1, "
+                "termination, winner_team, points0, points1, games0, games1, strikes, "
+                "decisions, started_at, finished_at, seat_bots) VALUES (?, ?, 'mineiro-1v1', "
+                "'{}', 1, 'a', 'b', 'normal', 0, 12, 0, 1, 0, '[0, 0]', 10, 0, 0, ?)",
+                (f"{tournament}:1", tournament, json.dumps(["a", "b"])))
+    assert [r.tournament for r in book.matches("main")] == ["main"]
+    assert [r.tournament for r in book.matches("main", ["match-*"])] == ["main", "match-1-abc"]
+
+
+def test_the_pairing_starts_from_the_least_played_bot() -> None:
+    """Each bot gets its share: the bot with fewest games is always in the next pairing, and
+    its opponent is never one far beyond the field's share."""
+    rng = random.Random(1)
+    games = {"a": 10, "b": 10, "c": 2, "d": 30}
+    for _ in range(50):
+        pair = choose_pair(["a", "b", "c", "d"], {}, games, rng)
+        assert pair is not None
+        assert pair[0] == "c"
+        assert pair[1] != "d"
+    assert choose_pair(["a"], {}, {}, rng) is None
+
+
+def test_the_pairing_prefers_close_and_uncertain_matches() -> None:
+    """A close match teaches more than a lopsided one, an uncertain one more than a settled
+    one; drawn many times, the close opponent is met far more often than the distant one."""
+    assert teaching_weight(Skill(25, 3), Skill(26, 3)) > teaching_weight(Skill(25, 3),
+                                                                         Skill(45, 3))
+    assert teaching_weight(Skill(25, 8), Skill(25, 8)) > teaching_weight(Skill(25, 2),
+                                                                         Skill(25, 2))
+    skills = {"me": Skill(25, 2), "close": Skill(25.5, 2), "far": Skill(45, 2)}
+    rng = random.Random(7)
+    met = [choose_pair(["me", "close", "far"], skills, {"me": 0, "close": 5, "far": 5}, rng)
+           for _ in range(200)]
+    close = sum(p == ("me", "close") for p in met)
+    far = sum(p == ("me", "far") for p in met)
+    assert close > 4 * far
+
+
+def test_a_gauntlet_plays_only_the_challengers_pairs() -> None:
+    """`format = "gauntlet"` with `challenger`: every scheduled pairing has the challenger,
+    against each other bot, every variant, `games` times; a round robin has every pair."""
+    bots = [{"name": n, "token": n} for n in ("new", "x", "y", "z")]
+    base = {"tournament": {"variants": ["mineiro-1v1", "argentine-1v1"], "games": 2},
+            "bot": bots}
+    gauntlet = parse_config({**base, "tournament": {**base["tournament"], "format": "gauntlet",
+                                                    "challenger": "new"}})
+    pairings = round_robin(gauntlet)
+    assert len(pairings) == 3 * 2 * 2
+    assert all("new" in (p.teams[0].name, p.teams[1].name) for p in pairings)
+    assert {p.teams[0].name for p in pairings} | {p.teams[1].name for p in pairings} == {
+        "new", "x", "y", "z"}
+    assert len(round_robin(parse_config(base))) == 6 * 2 * 2
+
+
+@pytest.mark.parametrize(("tournament", "message"), [
+    ({"format": "swiss"}, "tournament.format: one of round-robin, gauntlet"),
+    ({"format": "gauntlet"}, "tournament.challenger: a gauntlet needs the name"),
+    ({"format": "gauntlet", "challenger": "nobody"}, "tournament.challenger"),
+    ({"challenger": "x"}, "tournament.challenger: only for format"),
+])
+def test_a_bad_format_names_the_field(tournament: dict[str, Any], message: str) -> None:
+    """A wrong tournament format or challenger is one line naming the field."""
+    raw = {"tournament": tournament, "bot": [{"name": "x", "token": "x"},
+                                             {"name": "y", "token": "y"}]}
+    with pytest.raises(ConfigError) as caught:
+        parse_config(raw)
+    assert message in str(caught.value)
+
+
+@pytest.mark.e2e
+def test_ladder_and_sprt_commands_refuse_bad_input_in_one_line(tmp_path: Path) -> None:
+    """The real CLI: `arena ladder add` with both a command and a token, `arena ladder show`
+    of a database without that ladder, and `arena sprt` naming a bot the config lacks, each
+    exit 2 with one error line naming the flag or field."""
+    from test_e2e_support import arena, write_config
+
+    config = write_config(tmp_path, name="t", bots={"x": ["python", "x.py"],
+                                                    "y": ["python", "y.py"]})
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    cases = [
+        (("ladder", "add", "bot", "--command", "python b.py", "--token", "t", "--database",
+          tmp_path / "arena.db"), "bot: give exactly one of command"),
+        (("ladder", "show", "--database", tmp_path / "arena.db", "--ladder", "other"),
+         "--ladder: no ladder 'other'"),
+        (("sprt", config, "--a", "x", "--b", "nobody"), "--b: no bot 'nobody' in the config"),
+        (("sprt", config, "--a", "x", "--b", "y", "--elo0", "10", "--elo1", "5"),
+         "--elo0/--elo1/--alpha/--beta: elo0 (10.0) must be below elo1"),
+    ]
+    for args, message in cases:
+        run = arena(*args, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert message in run.stderr, (args, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1, run.stderr
