@@ -4,8 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 JS_BOT := sample_bots/js_random
+# The starter kits (sample_bots/*_random, docs/stdio.md): built when their source is newer.
+C_BOT := sample_bots/c_random/bot
+RUST_BOT := sample_bots/rust_random/target/release/rust_random
+JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install run test lint proto bench clean proto-tools
+.PHONY: install kits run test lint proto bench clean proto-tools
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
@@ -24,6 +28,18 @@ install: $(STAMP) proto-tools
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
+kits: $(C_BOT) $(RUST_BOT) $(JAVA_BOT)
+
+$(C_BOT): sample_bots/c_random/bot.c
+	gcc -O2 -std=c11 -Wall -Wextra -o $@ $<
+
+$(RUST_BOT): sample_bots/rust_random/src/main.rs sample_bots/rust_random/Cargo.toml
+	cargo build --offline --release --quiet --manifest-path sample_bots/rust_random/Cargo.toml
+	touch $@
+
+$(JAVA_BOT): sample_bots/java_random/RandomBot.java
+	javac -d sample_bots/java_random/build $<
+
 # Installs the Debian packages above only when one is missing, and only as root with apt-get;
 # otherwise says what to install (the compile test then fails, naming the missing tool).
 proto-tools:
@@ -36,7 +52,7 @@ proto-tools:
 run: install
 	$(BIN)/arena tournament --fresh sample_bots/tournament.toml
 
-test: install
+test: install kits
 	$(BIN)/python -m pytest -q
 
 lint: install
@@ -50,4 +66,5 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache arena.db replays
+	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) sample_bots/rust_random/target \
+		sample_bots/java_random/build

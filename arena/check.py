@@ -382,7 +382,8 @@ def check_config(
         },
         "time_control": {"decision_ms": decision_ms},
         "bot": [
-            {"name": CANDIDATE, "command": list(candidate.command)},
+            {"name": CANDIDATE, "command": list(candidate.command),
+             "protocol": candidate.protocol},
             {"name": OPPONENT, "command": ["python", str(sample_bot())]},
         ],
     }

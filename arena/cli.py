@@ -302,7 +302,11 @@ def serve(config_file: Path, listen: str | None, web: str | None) -> None:
 
 
 def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
-    """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN."""
+    """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN; stdio: before a command marks a bot that
+    speaks lines on stdin/stdout (docs/stdio.md)."""
+    if text.startswith("stdio:"):
+        from dataclasses import replace
+        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd), protocol="stdio")
     if text.startswith("remote:"):
         parts = text.split(":", 2)
         if len(parts) != 3 or not parts[1] or not parts[2]:
@@ -370,8 +374,8 @@ def match(
             "options": {variant: opts} if opts else {},
             "time_control": {"decision_ms": decision_ms},
             "bot": [
-                {"name": b.name, **({"command": list(b.command)} if b.launched
-                                     else {"token": b.token})}
+                {"name": b.name, **({"command": list(b.command), "protocol": b.protocol}
+                                     if b.launched else {"token": b.token})}
                 for b in bots
             ],
         }
@@ -427,9 +431,11 @@ def match(
 @click.option("--keep", type=click.Path(file_okay=False, path_type=Path),
               help="Keep the database, replays and logs in this folder (default: a "
               "temporary folder, deleted at the end).")
+@click.option("--stdio", is_flag=True,
+              help="COMMAND speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
 def check(
     command: str, variants: tuple[str, ...], games: int, decision_ms: int, seed: int,
-    keep: Path | None,
+    keep: Path | None, stdio: bool,
 ) -> None:
     """Check that the bot COMMAND plays the protocol correctly in every variant.
 
@@ -445,7 +451,7 @@ def check(
                               "launches it), not remote:NAME:TOKEN")
         if not command.strip():
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
-        candidate = _bot_arg(command, 0, Path.cwd())
+        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd())
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             folder = keep.resolve() if keep is not None else Path(scratch)
@@ -508,6 +514,26 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
             out.print("run again with --keep DIR to keep your bot's output (stdout and "
                       "stderr), the replays and the database", highlight=False, markup=False)
     return passed
+
+
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option("--server", help="Referee address HOST:PORT (env ARENA_SERVER).")
+@click.option("--token", help="Admission token (env ARENA_TOKEN).")
+@click.option("--name", help="Bot name (env ARENA_BOT_NAME).")
+@click.option("--tls-ca", help="PEM certificate to trust: connect over TLS (env ARENA_TLS_CA).")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def stdio(
+    server: str | None, token: str | None, name: str | None, tls_ca: str | None,
+    command: tuple[str, ...],
+) -> None:
+    """Connect a bot that speaks lines on stdin/stdout (docs/stdio.md) to a referee.
+
+    arena stdio --server HOST:PORT --token TOKEN -- ./mybot ARGS...
+    """
+    from arena.stdio.adapter import serve
+
+    arena_logging.configure(stream=sys.stderr)
+    sys.exit(serve(list(command), server=server, token=token, name=name, tls_ca=tls_ca))
 
 
 @main.command()

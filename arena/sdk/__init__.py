@@ -130,6 +130,12 @@ class Bot:
         """The match ended; the instance is dropped after this."""
 
 
+def resolve_token(token: str | None = None) -> str:
+    """The admission token: `token` if given, else the one the referee handed the process
+    (ARENA_TOKEN). The stdio adapter (arena.stdio) gets its token here too."""
+    return token if token is not None else os.environ.get("ARENA_TOKEN", "")
+
+
 def _log(text: str) -> None:
     print(f"[arena.sdk] {text}", file=sys.stderr, flush=True)
 
@@ -149,7 +155,7 @@ def run(
     if credentials is None and ca_file:
         with open(ca_file, "rb") as pem:
             credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
-    token = token if token is not None else os.environ.get("ARENA_TOKEN", "")
+    token = resolve_token(token)
     name = name or os.environ.get("ARENA_BOT_NAME", type(bot_factory).__name__)
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
     outbox.put(

@@ -45,6 +45,11 @@
     name = "random"
     command = ["python", "sample_bots/random_bot.py"]
 
+    [[bot]]                         # a bot that speaks lines on stdin/stdout (docs/stdio.md)
+    name = "c-random"
+    command = ["sample_bots/c_random/bot"]
+    protocol = "stdio"              # default "grpc"
+
     [[bot]]                         # a remote bot that connects with its token
     name = "remote"
     token = "s3cret"
@@ -71,10 +76,19 @@ class BotSpec:
     command: tuple[str, ...] = ()
     token: str = ""
     cwd: Path = Path(".")
+    protocol: str = "grpc"  # "stdio": the command speaks lines, an adapter speaks gRPC for it
 
     @property
     def launched(self) -> bool:
         return bool(self.command)
+
+    @property
+    def launch_command(self) -> tuple[str, ...]:
+        """What the referee runs for a seat: the command, or for a stdio bot the adapter with
+        the command as its child (docs/stdio.md); the adapter is then the seat's process."""
+        if self.protocol == "stdio":
+            return ("python", "-m", "arena.stdio", "--", *self.command)
+        return self.command
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +118,8 @@ class TournamentConfig:
     challenger: str = ""
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
 
+
+PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
 
 _TOP = {"tournament", "time_control", "faults", "limits", "tls", "options", "bot", "spectators"}
 _TOURNAMENT = {
@@ -279,7 +295,7 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         where = f"bot[{i}]"
         if not isinstance(entry, dict):
             raise ConfigError(f"{where}: must be a table")
-        _check_keys(entry, {"name", "command", "token"}, where)
+        _check_keys(entry, {"name", "command", "token", "protocol"}, where)
         if "name" not in entry:
             raise ConfigError(f"{where}.name: every bot needs a name")
         name = _str(entry, "name", where, "")
@@ -299,5 +315,16 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
             )
         if token and not isinstance(token, str):
             raise ConfigError(f"{where}.token: must be a string")
-        bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base))
+        protocol = entry.get("protocol", "grpc")
+        if protocol not in PROTOCOLS:
+            raise ConfigError(
+                f"{where}.protocol: must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
+            )
+        if protocol == "stdio" and token:
+            raise ConfigError(
+                f"{where}.protocol: \"stdio\" is for bots the referee launches; a remote "
+                "stdio bot runs `arena stdio --server HOST:PORT --token TOKEN -- COMMAND`"
+            )
+        bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
+                            protocol=protocol))
     return tuple(bots)

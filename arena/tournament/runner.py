@@ -279,7 +279,9 @@ class _SeatFailed(ArenaError):
 def _resolve(index: int, bot: BotSpec) -> list[str]:
     """The argv of a launched bot; a missing program names the config field and the bot."""
     try:
-        return resolve_command(bot.command, bot.cwd)
+        if bot.protocol == "stdio":
+            resolve_command(bot.command, bot.cwd)  # the bot's own program must exist too
+        return resolve_command(bot.launch_command, bot.cwd)
     except ConfigError as exc:
         raise ConfigError(f"bot[{index}].command (bot {bot.name!r}): {exc}") from None
 
