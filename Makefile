@@ -23,6 +23,10 @@ $(JS_BOT)/node_modules/.installed: $(JS_BOT)/package.json
 	if [ -f $(JS_BOT)/package.json ]; then cd $(JS_BOT) && npm install --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
 install: $(STAMP) sandbox proto-tools
+	@# the browser tests drive Debian's chromium (Playwright never downloads a browser)
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || (apt-get update -q \
+		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)); fi
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
 kits: $(C_BOT) $(RUST_BOT) $(JAVA_BOT)

@@ -3,12 +3,14 @@ variants."""
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import shlex
 import sqlite3
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -16,7 +18,14 @@ import click
 import trio
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 from arena import check as checking
@@ -40,7 +49,7 @@ from arena.tournament.config import parse_config, preflight
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
-from arena.tournament.store import MatchRow
+from arena.tournament.store import MatchRow, bot_results
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
@@ -155,7 +164,9 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
         out.print(cross)
 
 
-def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) -> None:
+def _run(
+    config: TournamentConfig, *, progress: bool, announce: bool = False, web: str | None = None
+) -> None:
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     try:
         runner = TournamentRunner(config)
@@ -171,22 +182,26 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
         err.print(f"{config.name}: {todo} matches to play", markup=False, highlight=False)
     bar = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, disable=not progress, transient=False,
+        TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
+        disable=not progress, transient=False,
     )
     task = bar.add_task(config.name, total=todo)
-    played = 0
-    last_line = time.monotonic()
+    begun = time.monotonic()
+    finished = [0]
 
     def on_done(pairing: Pairing, report: MatchReport) -> None:
-        nonlocal played, last_line
         bar.advance(task)
-        played += 1
-        now = time.monotonic()
-        if not progress and (now - last_line >= 10 or played == todo):
-            last_line = now  # no bar (not a terminal): a progress line every 10 s
-            err.print(f"progress: {played} of {todo} matches played, "
-                      f"{runner.storage.pending} waiting to be stored", highlight=False)
         o = report.outcome
+        finished[0] += 1
+        if not err.is_terminal:  # a log, not a bar: one line per finished match, with an ETA
+            n = finished[0]
+            eta = (time.monotonic() - begun) / n * (todo - n)
+            bots = (pairing.teams[0].name, pairing.teams[1].name)
+            accounts = find_variant(pairing.variant).accounts(pairing.options)
+            side = bot_results(report, bots, accounts)[0]
+            winner = "nobody" if side is None else bots[side]
+            err.print(f"[{n}/{todo}] {pairing.match_id}: {o.termination.name.lower()}, "
+                      f"won by {winner}; ETA {eta:.0f} s", highlight=False, markup=False)
         if not o.normal:
             who = ("no winner" if o.faulty_seat is None
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
@@ -215,9 +230,22 @@ def _run(config: TournamentConfig, *, progress: bool, announce: bool = False) ->
         escape(text), style="yellow", highlight=False
     )
     started = time.monotonic()
+
+    async def run_with_web() -> None:
+        from arena.web.app import serve as serve_web  # only with --web
+        from arena.web.spectate import Spectators
+
+        assert web is not None
+        watch = Spectators(lambda: runner.live, config.spectator_delay_s)
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
+            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
+            await runner.run()
+            nursery.cancel_scope.cancel()
+
     try:
         with bar:
-            trio.run(runner.run)
+            trio.run(run_with_web if web else runner.run)
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
         if not _interrupted(exc):
             raise
@@ -265,10 +293,12 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
               "overrides tournament.secret_file. Default: the secret is kept in the database.")
 @click.option("--replay-legal", is_flag=True, default=None,
               help="Replays list each decision's legal actions (tournament.replay_legal).")
+@click.option("--web", "web", metavar="[HOST:]PORT",
+              help="Also serve the web pages (arena web) while the tournament runs.")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
-    secret_file: Path | None, replay_legal: bool | None,
+    secret_file: Path | None, replay_legal: bool | None, web: str | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -290,7 +320,8 @@ def tournament(
         preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)
-        _run(config, progress=not no_progress and err.is_terminal)
+        _run(config, progress=not no_progress and err.is_terminal,
+             web=_web_arg(web) if web else None)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -298,7 +329,9 @@ def tournament(
 @main.command()
 @click.argument("config_file", type=click.Path(path_type=Path))
 @click.option("--listen", help="host:port to listen on (overrides tournament.listen).")
-def serve(config_file: Path, listen: str | None) -> None:
+@click.option("--web", "web", metavar="[HOST:]PORT",
+              help="Also serve the web pages (arena web) while the tournament runs.")
+def serve(config_file: Path, listen: str | None, web: str | None) -> None:
     """Referee a tournament of remote bots: listen and wait for bots to connect with their
     tokens (from the config's [[bot]] tables), then play the round robin."""
     try:
@@ -306,7 +339,8 @@ def serve(config_file: Path, listen: str | None) -> None:
         preflight(config)
         if any(b.launched for b in config.bots):
             err.print("note: bots with a command are launched by the referee as usual")
-        _run(config, progress=err.is_terminal, announce=True)
+        _run(config, progress=err.is_terminal, announce=True,
+             web=_web_arg(web) if web else None)
     except ArenaError as exc:
         _fail(str(exc))
 
@@ -653,6 +687,64 @@ def variants() -> None:
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
 
+
+def _web_arg(text: str) -> str:
+    """--web PORT or HOST:PORT (a bare port listens on 127.0.0.1)."""
+    if text.isdigit():
+        text = f"127.0.0.1:{text}"
+    return _listen_arg(text, "--web")
+
+
+def _listen_arg(text: str, option: str = "--listen") -> str:
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        _fail(f"{option}: expected HOST:PORT (port 0-65535), got {text!r}")
+    return f"{host or '127.0.0.1'}:{port}"
+
+
+@main.command()
+@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+              show_default=True, help="The results database (opened read-only).")
+@click.option("--listen", default="127.0.0.1:8000", show_default=True,
+              help="HOST:PORT to serve on (port 0: any free port).")
+def web(database: Path, listen: str) -> None:
+    """Serve the contest in a browser: tournaments, live standings, matches, replays."""
+    from arena.web.app import serve  # starlette and hypercorn only for this command
+
+    if not database.is_file():
+        _fail(f"--database: {database} does not exist (run a tournament first)")
+    address = _listen_arg(listen)
+    arena_logging.configure()
+
+    async def run() -> None:
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, database, address)
+            out.print(f"arena web: {url}/ (database {database}; Ctrl-C to stop)",
+                      highlight=False, markup=False)
+
+    with contextlib.suppress(KeyboardInterrupt):
+        trio.run(run)
+
+
+@main.command()
+@click.argument("tournament_name")
+@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              default=Path("report.html"), show_default=True, help="The HTML file to write.")
+@click.option("--replays", type=click.IntRange(min=0), default=20, show_default=True,
+              help="How many replays to embed (the latest matches first).")
+def report(tournament_name: str, database: Path, output: Path, replays: int) -> None:
+    """Write one self-contained HTML file with a tournament's results."""
+    from arena import report as reporting
+
+    if not database.is_file():
+        _fail(f"--database: {database} does not exist")
+    try:
+        size = reporting.write_report(database, tournament_name, output, replays=replays)
+    except ArenaError as exc:
+        _fail(str(exc))
+    out.print(f"report: {output} ({size:,} bytes)", highlight=False, markup=False)
 
 from arena import ladder_cli  # noqa: E402 (it uses this module's consoles)
 

@@ -46,6 +46,9 @@
     pass_env = []                   # names of variables of the referee bots also get
     writable = []                   # folders bound read-write into every sandbox
 
+    [spectators]                    # live spectating with --web (public information only)
+    delay_s = 0                     # seconds spectators see the table late
+
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
 
@@ -149,6 +152,7 @@ class TournamentConfig:
     challenger: str = ""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     source: Path | None = None  # the config file itself (hidden from every sandbox)
+    spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
 
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
@@ -165,7 +169,7 @@ MAX_CONCURRENCY = 4096
 
 _TOP = {
     "tournament", "time_control", "faults", "limits", "tls", "options", "bot", "storage",
-    "sandbox",
+    "sandbox", "spectators",
 }
 _TOURNAMENT = {
     "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
@@ -358,6 +362,11 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
                 raise ConfigError(f"tls.{name}: cannot read {path}: {exc.strerror}") from None
             if b"-----BEGIN" not in pem:
                 raise ConfigError(f"tls.{name}: {path} is not a PEM file")
+    spectators = raw.get("spectators", {})
+    _check_keys(spectators, {"delay_s"}, "spectators")
+    delay = spectators.get("delay_s", 0)
+    if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 3600:
+        raise ConfigError(f"spectators.delay_s: must be a number of seconds 0..3600, got {delay!r}")
     bots = _bots(raw.get("bot", []), base)
     listen = _str(t, "listen", "tournament", "127.0.0.1:0", 300)
     _listen_address(listen)
@@ -397,6 +406,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         format=fmt,
         challenger=challenger,
         sandbox=sandbox,
+        spectator_delay_s=float(delay),
     )
 
 

@@ -162,6 +162,8 @@ class TournamentRunner:
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
+        # The matches being played now: id -> (the bot in each seat, the engine's match).
+        self.live: dict[str, tuple[tuple[str, ...], Match]] = {}
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -194,7 +196,9 @@ class TournamentRunner:
     def _load_secret(self) -> bytes:
         cfg = self.config
         described = {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
-                     "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed}
+                     "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed,
+                     # for the web's progress and ETA: who plays, and how many matches in all
+                     "bots": [bot.name for bot in cfg.bots], "matches": schedule_size(cfg)}
         if cfg.secret_file is not None:
             key = read_key_file(cfg.secret_file)
             self.store.begin_tournament(cfg.name, described)
@@ -429,6 +433,8 @@ class TournamentRunner:
                     report = _forfeit_all(pairing, game, failures)
                 elif absent is None:
                     links = [s.link for s in seats if s is not None]
+                    names = tuple(b.name for b in seat_bots(pairing, game.team_of))
+                    self.live[pairing.match_id] = (names, game)  # for spectators (arena.web)
                     report = await run_match(
                         pairing.match_id, game, links,
                         time_control=cfg.time_control, policy=cfg.policy,
@@ -436,6 +442,7 @@ class TournamentRunner:
                 else:
                     report = _forfeit(pairing, game, absent, why)
             finally:
+                self.live.pop(pairing.match_id, None)
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
             await self.storage.hand_over(StoreJob(

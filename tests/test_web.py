@@ -1,0 +1,344 @@
+"""`arena web` and `arena report` from the outside, without a browser.
+
+A real short tournament (real referee, real bot processes, a real SQLite file and replays) is
+played once; `arena web` then serves it as a separate process on a real port, and a plain
+HTTP client (urllib: no SDK, no app object) checks every route, the errors, the live feed and
+— the point of the replay viewer — that a seat's replay never holds a card that the engine's
+view of that seat did not.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import time
+import urllib.request
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from test_e2e_support import ARENA, TEST_BOTS, arena, python_bot
+from web_support import (
+    BOTS,
+    VARIANTS,
+    card_tokens,
+    engine_steps,
+    get,
+    get_json,
+    play,
+    web_server,
+    write_config,
+)
+
+from arena.replay import load_replay
+from arena.web import replaydata
+
+pytestmark = pytest.mark.e2e
+NAME = "webcup"
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A finished tournament: 2 bots x 3 variants x 2 games (both sides of each seed)."""
+    return play(tmp_path_factory.mktemp("web"), NAME, games=2, concurrency=2)
+
+
+@pytest.fixture(scope="module")
+def base(played: Path) -> Any:
+    with web_server(played) as url:
+        yield url
+
+
+def _rows(database: Path) -> list[dict[str, Any]]:
+    with closing(sqlite3.connect(database)) as db:
+        db.row_factory = sqlite3.Row
+        return [dict(r) for r in db.execute("SELECT * FROM matches ORDER BY id")]
+
+
+def _bots_in_table(html: str, title: str) -> dict[str, int]:
+    """bot -> matches, from the standings table titled `title`."""
+    table = re.search(rf'<table class="standings" data-title="{re.escape(title)}">(.*?)</table>',
+                      html, re.S)
+    assert table, f"no standings table {title!r}"
+    return {m.group(1): int(m.group(2)) for m in re.finditer(
+        r'<tr data-bot="([^"]+)"><td>\d+</td><td>.*?</td><td>(\d+)</td>', table.group(1))}
+
+
+def test_every_page_and_api_route_answers_with_its_content(base: str, played: Path) -> None:
+    """Every route of `arena web` answers 200 with what it is for: the tournaments list, the
+    tournament's standings per variant and overall (each bot's match count as stored, an Elo
+    interval drawn as SVG, a crosstable), the ladder, the matches list, a match's viewer page,
+    the JSON snapshot and the static JS/CSS."""
+    rows = _rows(played)
+    status, index = get(base + "/")
+    assert status == 200
+    assert f'href="/t/{NAME}"' in index
+    assert f"{len(rows)}/{len(rows)}" in index
+    status, page = get(f"{base}/t/{NAME}")
+    assert status == 200
+    for variant in VARIANTS:
+        counts = _bots_in_table(page, variant)
+        stored = {b: sum(1 for r in rows if r["variant"] == variant and b in (r["bot0"], r["bot1"]))
+                  for b in BOTS}
+        assert counts == stored
+    assert _bots_in_table(page, "overall") == {b: len(rows) for b in BOTS}
+    assert page.count('<svg class="elo"') >= 2 * (len(VARIANTS) + 1)
+    assert '<table class="cross">' in page
+    assert 'data-events="/api/t/' in page
+    assert "latency p50 ms" in page
+    status, ladder = get(base + "/ladder")
+    assert status == 200
+    assert _bots_in_table(ladder, "overall") == {b: len(rows) for b in BOTS}
+    status, snap = get_json(f"{base}/api/t/{NAME}")
+    assert status == 200
+    assert snap["done"] == snap["total"] == len(rows)
+    assert snap["finished"]
+    status, listing = get(f"{base}/matches?tournament={NAME}")
+    assert status == 200
+    assert all(f'/m/{quote(r["id"], safe="")}"' in listing for r in rows)
+    status, viewer = get(f"{base}/m/{quote(rows[0]['id'], safe='')}")
+    assert status == 200
+    assert 'id="viewer"' in viewer
+    assert "/static/replay.js" in viewer
+    for name in ("replay.js", "cards.js", "live.js", "app.css"):
+        status, body = get(f"{base}/static/{name}")
+        assert status == 200
+        assert len(body) > 100
+
+
+@pytest.mark.parametrize("field", ["bot", "variant", "termination"])
+def test_the_matches_list_filters(base: str, played: Path, field: str) -> None:
+    """Filtering the matches list by bot, variant or termination lists exactly the stored
+    matches that fit (and, for a value no match has, none)."""
+    rows = _rows(played)
+    value = {"bot": "heuristic", "variant": "mineiro-2v2", "termination": "normal"}[field]
+    fits = {r["id"] for r in rows if (value in (r["bot0"], r["bot1"]) if field == "bot"
+                                      else r[field] == value)}
+    assert fits
+    status, html = get(f"{base}/matches?{field}={value}")
+    assert status == 200
+    listed = set(re.findall(r'<a href="/m/[^"]+">([^<]+)</a>', html))
+    assert listed == fits
+    other = "nobody" if field == "bot" else ("argentine-4v4" if field == "variant" else "timeout")
+    assert not re.findall(r'<a href="/m/', get(f"{base}/matches?{field}={other}")[1])
+
+
+def test_bad_requests_get_one_line_errors_naming_the_field(base: str, played: Path) -> None:
+    """An unknown tournament or match is a 404, a bad seat or termination a 400; each error
+    names what was wrong."""
+    match_id = quote(_rows(played)[0]["id"], safe="")
+    cases = [
+        ("/t/nope", 404, "tournament: no tournament named 'nope'"),
+        ("/api/t/nope", 404, "tournament: no tournament named 'nope'"),
+        ("/m/nope", 404, "match: no match with id 'nope'"),
+        (f"/api/m/{match_id}/replay?seat=x", 400, "seat: must be a seat number or 'all'"),
+        (f"/api/m/{match_id}/replay?seat=7", 400, "seat: 7 is not a seat of this match"),
+        ("/matches?termination=won", 400, "termination: must be one of"),
+    ]
+    for path, code, text in cases:
+        status, body = get(base + path)
+        assert status == code, (path, status, body)
+        assert text in body.replace("&#x27;", "'"), (path, body)
+
+
+def test_a_seats_replay_holds_no_card_the_engines_view_of_that_seat_did_not(
+    base: str, played: Path
+) -> None:
+    """For every match and every seat, every card anywhere in the JSON the viewer is sent for
+    that seat (its table, its events, the texts) is one the engine's `Match.view(seat)` held
+    at that step or an event of that decision told the seat — and the seat's own hand is
+    exactly the view's. The all-cards view of a finished match shows every hand."""
+    for row in _rows(played):
+        path = Path(row["replay"])
+        seats = len(json.loads(row["seat_bots"]))
+        url = f"{base}/api/m/{quote(row['id'], safe='')}/replay"
+        for seat in range(seats):
+            status, data = get_json(f"{url}?seat={seat}")
+            assert status == 200
+            deck = data["header"]["deck"]
+            oracle = engine_steps(path, seat)
+            assert len(data["steps"]) == len(oracle)
+            for step, known in zip(data["steps"], oracle, strict=True):
+                sent = card_tokens(json.dumps(step), deck)
+                assert sent <= known.allowed, (row["id"], seat, step["step"],
+                                               sent - known.allowed)
+                assert set(step["state"]["hand"]) == known.own
+                hands = step["state"]["hands"]
+                assert all(h is None for s, h in enumerate(hands) if s != seat)
+        status, everything = get_json(f"{url}?seat=all")
+        assert status == 200
+        first = everything["steps"][0]["state"]["hands"]
+        assert all(len(h) >= 3 for h in first[:seats])
+
+
+def test_the_all_cards_view_is_refused_for_a_match_that_did_not_end(played: Path) -> None:
+    """A replay without its result line (a match still being played, or cut off) has no
+    all-cards view; a seat's view of it is still there."""
+    row = _rows(played)[0]
+    rec = replaydata.recorded(load_replay(Path(row["replay"])))
+    unfinished = replaydata.Recorded(**{**{f: getattr(rec, f) for f in rec.__slots__},
+                                        "result": None})
+    with pytest.raises(PermissionError, match="only for a finished match"):
+        replaydata.steps(unfinished, None)
+    assert replaydata.steps(unfinished, 0)[0]["state"]["hand"]
+
+
+def test_the_live_feed_sends_new_standings_when_a_match_row_appears(
+    played: Path, tmp_path: Path
+) -> None:
+    """The server-sent events of a tournament send a first update, then a new one when a
+    match row is committed to the database by another process (here: another sqlite
+    connection), with the new count and standings."""
+    database = tmp_path / "live.db"
+    shutil.copy(played, database)
+    rows = _rows(database)
+    last = rows[-1]
+    with closing(sqlite3.connect(database)) as db, db:
+        db.execute("DELETE FROM matches WHERE id = ?", (last["id"],))
+        db.execute("UPDATE tournaments SET finished_at = NULL")
+    with web_server(database) as url, urllib.request.urlopen(
+        f"{url}/api/t/{NAME}/events", timeout=60
+    ) as feed:
+        assert feed.headers["Content-Type"].startswith("text/event-stream")
+
+        def next_update() -> dict[str, Any]:
+            for raw in feed:
+                line = raw.decode().strip()
+                if line.startswith("data: "):
+                    return json.loads(line[6:])  # type: ignore[no-any-return]
+            raise AssertionError("the feed ended")
+
+        first = next_update()
+        assert first["done"] == len(rows) - 1
+        assert not first["finished"]
+        assert first["eta_s"] is not None
+        with closing(sqlite3.connect(database)) as db, db:
+            columns = ", ".join(last)
+            db.execute(f"INSERT INTO matches({columns}) VALUES ({', '.join('?' * len(last))})",
+                       tuple(last.values()))
+        second = next_update()
+        assert second["done"] == len(rows)
+        total = sum(line["matches"] for line in second["standings"]["overall"])
+        assert total == 2 * len(rows) == sum(
+            line["matches"] for line in first["standings"]["overall"]) + 2
+
+
+def test_report_is_one_self_contained_file(played: Path, tmp_path: Path) -> None:
+    """`arena report NAME -o FILE` writes one HTML file that loads nothing from elsewhere
+    (no src or href to another file, no fetch) and holds the standings of every variant, the
+    rating chart, per-bot latency, and the embedded replays with their steps."""
+    out = tmp_path / "out" / "report.html"
+    run = arena("report", NAME, "--database", played, "-o", out, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    html = out.read_text(encoding="utf-8")
+    assert not re.search(r'\b(?:src|href)="(?!#|data:)', html)
+    assert "fetch(" in html  # the viewer's web path is there...
+    assert '<script type="application/json" id="arena-replays">' in html  # ...but unused
+    for variant in VARIANTS:
+        assert f'data-title="{variant}"' in html
+    assert '<svg class="chart"' in html
+    assert "latency p99 ms" in html
+    blob = re.search(r'id="arena-replays">(.*?)</script>', html, re.S)
+    assert blob
+    embedded = json.loads(blob.group(1))
+    rows = _rows(played)
+    assert set(embedded) == {r["id"] for r in rows}
+    for match_id, data in embedded.items():
+        row = next(r for r in rows if r["id"] == match_id)
+        assert len(data["steps"]) == row["decisions"] + 1
+
+
+def test_cli_refuses_bad_arguments_with_one_line(played: Path, tmp_path: Path) -> None:
+    """`arena web` with a malformed --listen or a missing database, and `arena report` for an
+    unknown tournament, exit 2 with one line naming what was wrong."""
+    bad = arena("web", "--database", played, "--listen", "localhost", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "--listen: expected HOST:PORT" in bad.stderr
+    missing = arena("web", "--database", tmp_path / "none.db", cwd=tmp_path)
+    assert missing.returncode == 2
+    assert "--database:" in missing.stderr
+    unknown = arena("report", "nope", "--database", played, cwd=tmp_path)
+    assert unknown.returncode == 2
+    assert "tournament: no tournament named 'nope'" in unknown.stderr
+    assert f"tournaments there: {NAME}" in unknown.stderr
+
+
+def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> None:
+    """`arena tournament --web 0` serves the same pages in-process while it plays: the
+    tournament's JSON answers (with the round robin's total) before the run ends, /live lists
+    the match being played and its feed sends public states only (no hand, no legal
+    actions), in order; the run still ends normally. A malformed --web or
+    [spectators] delay_s is refused naming the option."""
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"), "random": BOTS["random"]}
+    config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
+                          concurrency=1, extra="\n[spectators]\ndelay_s = 0.5\n")
+    log = tmp_path / "run.log"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
+                                 "--web", "0"], cwd=tmp_path, stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        while not (m := re.search(r"arena web: (http://\S+?)/t/inproc", log.read_text())):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        status, snap = get_json(f"{m.group(1)}/api/t/inproc")
+        assert proc.poll() is None, "the tournament ended before the page was read"
+        assert status == 200
+        assert snap["total"] == 2
+        assert not snap["finished"]
+        while not (live := re.search(r'href="/live/([^"]+)"', get(f"{m.group(1)}/live")[1])):
+            assert proc.poll() is None, "no match was ever listed as live"
+            time.sleep(0.1)
+        with urllib.request.urlopen(f"{m.group(1)}/api/live/{live.group(1)}/events",
+                                    timeout=60) as feed:
+            states = []
+            for raw in feed:
+                line = raw.decode().strip()
+                if line.startswith("data: "):
+                    states.append(json.loads(line[6:]))
+                    if len(states) == 3:
+                        break
+        assert {tuple(s["header"]["bots"]) for s in states} in (
+            {("ponder", "random")}, {("random", "ponder")})
+        for state in states:
+            assert state["state"]["hands"] == [None, None]
+            assert state["state"]["hand"] == []
+            assert state["state"]["legal"] == []
+        assert [s["step"] for s in states] == sorted({s["step"] for s in states})
+    finally:
+        assert proc.wait(timeout=300) == 0, log.read_text()
+    bad = arena("tournament", config, "--web", "nowhere", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "--web: expected HOST:PORT" in bad.stderr
+    config.write_text(config.read_text().replace("delay_s = 0.5", "delay_s = -1"))
+    bad = arena("tournament", config, cwd=tmp_path)
+    assert bad.returncode == 2
+    assert "spectators.delay_s: must be a number of seconds 0..3600, got -1" in bad.stderr
+
+
+def test_a_tournament_not_on_a_terminal_logs_a_line_per_match_with_an_eta(played: Path) -> None:
+    """Not on a terminal, `arena tournament` prints one line per finished match on stderr:
+    its count, its id, how it ended, the bot that won it (as stored) and an ETA; the last
+    one's ETA is 0 s."""
+    lines = [ln for ln in (played.parent / "tournament.err").read_text().splitlines()
+             if re.match(r"\[\d+/\d+\] ", ln)]
+    rows = {r["id"]: r for r in _rows(played)}
+    assert len(lines) == len(rows)
+    for n, line in enumerate(lines, 1):
+        m = re.fullmatch(r"\[(\d+)/(\d+)\] (\S+): (\w+), won by (\S+); ETA (\d+) s", line)
+        assert m, line
+        assert (int(m.group(1)), int(m.group(2))) == (n, len(rows))
+        row = rows[m.group(3)]
+        assert m.group(4) == row["termination"]
+        winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_team"], "nobody")
+        assert m.group(5) == winner
+    assert lines[-1].endswith("ETA 0 s")

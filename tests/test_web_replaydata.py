@@ -1,0 +1,46 @@
+"""The replay viewer's reading of replay files: both formats give the same steps.
+
+Format 2 keeps the lines the viewer reads — the header, one `hand` line with the deal per
+hand, one `action` line per decision, the `result` — and adds fields and line kinds
+(showdowns, awards after each action, duels, chico ends) and writes seeds as strings. The
+viewer reads either and ignores what it does not use.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena.replay import load_replay
+from arena.web import replaydata
+
+TESTS = Path(__file__).parent
+SAME_MATCH = [  # the same match written in format 1 (a fixture) and format 2 (a golden)
+    ("replay-v1-argentine-2v2-flor-leaky.jsonl", "argentine-2v2-flor-leaky.jsonl"),
+    ("replay-v1-mineiro-1v1-blind.jsonl", "mineiro-1v1-blind-nobody.jsonl"),
+]
+
+
+@pytest.mark.parametrize(("v1", "v2"), SAME_MATCH)
+def test_format_1_and_format_2_files_give_the_same_steps(v1: str, v2: str) -> None:
+    """Every seat's steps and the all-cards steps are the same from the format-1 and the
+    format-2 file of one match (string seed, new fields and line kinds in format 2)."""
+    old = replaydata.recorded(load_replay(TESTS / "fixtures" / v1))
+    new = replaydata.recorded(load_replay(TESTS / "golden" / v2))
+    assert json.loads((TESTS / "golden" / v2).read_text().splitlines()[0])["format"] == 2
+    assert len(old.decisions) > 10
+    for seat in [None, *range(len(old.bots))]:
+        assert replaydata.steps(old, seat) == replaydata.steps(new, seat)
+
+
+def test_a_replay_missing_what_the_viewer_needs_is_refused_naming_it(tmp_path: Path) -> None:
+    """A header without its seed is a ReplayMismatchError that names the missing field."""
+    src = (TESTS / "golden" / "argentine-1v1.jsonl").read_text(encoding="utf-8").splitlines()
+    header = json.loads(src[0])
+    del header["seed"]
+    bad = tmp_path / "no-seed.tampered.jsonl"  # broken on purpose (see conftest.py)
+    bad.write_text("\n".join([json.dumps(header), *src[1:]]) + "\n", encoding="utf-8")
+    with pytest.raises(replaydata.ReplayMismatchError, match="'seed'"):
+        replaydata.recorded(load_replay(bad))
