@@ -193,11 +193,10 @@ def test_starter_kit_passes_arena_check_in_every_variant(kit: Path, tmp_path: Pa
 BAD_BOT = textwrap.dedent(
     """
     import sys, time
-    mode, record = sys.argv[1], open(sys.argv[2], "a")
+    mode = sys.argv[1]
     print(f"bad bot here, mode {mode}", file=sys.stderr, flush=True)
-    for line in sys.stdin:
-        record.write(line)
-        record.flush()
+    for line in sys.stdin:  # every line received goes to stderr: the seat's log
+        print("got: " + line, end="", file=sys.stderr, flush=True)
         if not line.startswith("decision "):
             continue
         if mode == "garbage":
@@ -235,32 +234,29 @@ def _config(folder: Path, bots: list[dict[str, Any]], *, variants: list[str],
     return path
 
 
-WRITABLE_RECORD = '[sandbox]\nwritable = ["rec"]\n'
-"""The sandboxed test bot may write its record of received lines into `rec/` only."""
-
-
-def _record_folder(tmp_path: Path) -> Path:
-    folder = tmp_path / "rec"
-    folder.mkdir(exist_ok=True)
-    return folder
-
-
 def _misbehave(tmp_path: Path, mode: str, **config: Any) -> tuple[dict[str, Any], list[str]]:
     """One argentine-1v1 match of a stdio bot that misbehaves in `mode` against the random
     bot; the stored row, and every line the bot received."""
     script = tmp_path / "bad.py"
     script.write_text(BAD_BOT, encoding="utf-8")
-    record = _record_folder(tmp_path) / "received.txt"
     path = _config(tmp_path, [
-        {"name": "bad", "command": ["python", str(script), mode, str(record)],
-         "protocol": "stdio"},
+        {"name": "bad", "command": ["python", str(script), mode], "protocol": "stdio"},
         {"name": "random", "command": RANDOM},
-    ], variants=["argentine-1v1"], short=False, extra=WRITABLE_RECORD, **config)
+    ], variants=["argentine-1v1"], short=False, **config)
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     rows = stored_matches(tmp_path / "arena.db")
     assert len(rows) == 1
-    return rows[0], record.read_text(encoding="utf-8").splitlines()
+    return rows[0], received_lines(tmp_path, "bad")
+
+
+def received_lines(folder: Path, bot: str) -> list[str]:
+    """The lines a BAD_BOT read, from its seat logs (it echoes them to stderr: a sandboxed
+    bot can write nowhere else the test can read)."""
+    logs = sorted((folder / "logs").rglob(f"*.{bot}.log"))
+    assert logs, f"no seat log for {bot}"
+    return [line.removeprefix("got: ") for log in logs
+            for line in log.read_text(encoding="utf-8").splitlines() if line.startswith("got: ")]
 
 
 @pytest.mark.e2e
@@ -325,17 +321,15 @@ def test_signs_from_a_stdio_bot(tmp_path: Path) -> None:
     1.0, where a sign cannot travel with an action, it is told `sign_dropped` instead."""
     script = tmp_path / "bad.py"
     script.write_text(BAD_BOT, encoding="utf-8")
-    record = _record_folder(tmp_path) / "received.txt"
     path = _config(tmp_path, [
-        {"name": "signer", "command": ["python", str(script), "sign", str(record)],
-         "protocol": "stdio"},
+        {"name": "signer", "command": ["python", str(script), "sign"], "protocol": "stdio"},
         {"name": "random", "command": RANDOM},
-    ], variants=["argentine-2v2"], extra=WRITABLE_RECORD)
+    ], variants=["argentine-2v2"])
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     [row] = stored_matches(tmp_path / "arena.db")
     assert row["termination"] == "normal", row
-    received = record.read_text(encoding="utf-8").splitlines()
+    received = received_lines(tmp_path, "signer")
     if _SIGNAL_IN_ONEOF:
         assert any(line.startswith("error code=sign_dropped") for line in received)
     else:
