@@ -21,6 +21,23 @@ from pathlib import Path
 from typing import Any
 
 ENVIDO_POINTS = {"envido": 2, "real_envido": 3}
+
+
+def envido_value(cards: list[str]) -> int:
+    """The envido of the best three of `cards` in the Spanish deck's notation ("7o", "12e"):
+    two of a suit score their values + 20, else the best single value; 10-12 count 0
+    (RULES.md §4.4). With a fourth card (the gallo before discarding) the best three."""
+    def one(card: str) -> tuple[int, str]:
+        rank = int(card[:-1])
+        return (rank if rank <= 7 else 0), card[-1]
+
+    parsed = [one(c) for c in cards]
+    best = max((v for v, _ in parsed), default=0)
+    for suit in {s for _, s in parsed}:
+        values = sorted((v for v, s in parsed if s == suit), reverse=True)
+        if len(values) >= 2:
+            best = max(best, 20 + values[0] + values[1])
+    return best
 FLOR_PAYOUTS = {  # RULES.md §4.5; al_resto_quiero is the falta, computed below
     "unopposed": 3,
     "flor_quiero": 4,
@@ -87,6 +104,7 @@ def rescore(path: Path) -> Rescored:
     ended = True  # the previous hand ended (or none started)
     chico_over = False  # a score reached the target: the chico ends with this hand
     result: dict[str, Any] | None = None
+    discarded: set[str] = set()
     for number, line in enumerate(lines[1:], 2):
         kind = line["type"]
         if result is not None:
@@ -118,6 +136,7 @@ def rescore(path: Path) -> Rescored:
                 if want == "hand_of_ten" and line["at_ten"] != at_ten[0]:
                     _fail(number, f"at_ten {line['at_ten']} but account {at_ten[0]} is at ten")
             hand = line
+            discarded: set[str] = set()  # the gallo's discard leaves its envido
             ended = False
             out.hands += 1
         elif kind == "envido":
@@ -127,16 +146,23 @@ def rescore(path: Path) -> Rescored:
                     want = PICO_FALTA if line["duel"] is not None else target - max(scores)
                 else:
                     want = sum(ENVIDO_POINTS[k] for k in chain)
-                # Announcements only ever beat the best so far (RULES.md §4.4): the best one
-                # is the last, and its side wins (a silent partner may hold the winning value).
+                # Announcements only ever beat the best so far (RULES.md §4.4), but the
+                # envido goes to the best value at the table: a player silent because its
+                # side was ahead may hold more than the last announcement (docs/RULINGS.md
+                # R1). So the winner's own value, from the dealt cards it kept, must reach
+                # every announced value, and the line's side must be the winner's.
                 said = [(s, v) for s, v in line["announced"] if v is not None]
                 if not said or [v for _, v in said] != sorted({v for _, v in said}):
                     _fail(number, f"announcements {line['announced']} must rise strictly")
                 assert hand is not None
-                best_side = hand["side_of"][said[-1][0]]
-                if hand["side_of"][line["winner"]] != best_side or line["side"] != best_side:
-                    _fail(number, f"envido winner seat {line['winner']} (side {line['side']}) "
-                          f"is not on the side of the best announcement {said[-1]}")
+                if hand["side_of"][line["winner"]] != line["side"]:
+                    _fail(number, f"envido winner seat {line['winner']} is not on side "
+                          f"{line['side']}")
+                kept = [c for c in hand["deal"][line["winner"]] if c not in discarded]
+                value = envido_value(kept)
+                if value < said[-1][1]:
+                    _fail(number, f"envido winner seat {line['winner']} holds {value}, less "
+                          f"than the announced {said[-1]}")
                 reason = "envido"
             else:
                 want = 1 if len(chain) == 1 else sum(ENVIDO_POINTS[k] for k in chain[:-1])
@@ -203,7 +229,10 @@ def rescore(path: Path) -> Rescored:
                 _fail(number, f"the chico was won (scores {scores}) but no game_end line "
                       "follows its hand")
             result = line
-        elif kind not in ("action", "duel", "duel_end"):
+        elif kind == "action":
+            if line["action"]["kind"] == "discard":
+                discarded.add(line["action"]["card"])
+        elif kind not in ("duel", "duel_end"):
             _fail(number, f"unknown line type {kind!r}")
     if result is None:
         raise RescoreError("no result line")

@@ -345,8 +345,13 @@ def _check_events(
                 t.signals.setdefault(s, []).append((body.seat, body.move, body.signal))
             continue
         if isinstance(body, MoveEvent) and body.move.action.kind is K.DISCARD:
-            assert event.audience == {body.move.seat}
-            assert body.move.action.card == t.discard
+            # The gallo alone learns the card; every other seat is told a card-less discard
+            # (protocol 1.1: their views list the move, so their events must too).
+            if body.move.action.card is None:
+                assert event.audience == everyone - {body.move.seat}
+            else:
+                assert event.audience == {body.move.seat}
+                assert body.move.action.card == t.discard
             continue
         assert event.audience == everyone
         if isinstance(body, HandEndEvent):
