@@ -178,7 +178,7 @@ def _run(
     todo, done = plan.todo, plan.stored
     if done:
         err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play")
-    elif not progress:
+    elif not progress and not announce:  # announcing: the first line is the address
         err.print(f"{config.name}: {todo} matches to play", markup=False, highlight=False)
     bar = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -219,7 +219,8 @@ def test_a_hostile_bot_loses_by_its_own_typed_fault(hostile: Played, bot: str) -
     the other side has no strike; a bot that fails before the match starts (crash, no hello,
     wrong token) is always the culprit against one that fails during it; between two faulty
     bots of the same stage either may fault first, and whichever did has its own
-    termination. Timeouts and illegal actions end the match at the third strike, forfeits
+    termination — or, when two bots both fail to take their places, neither wins and the
+    detail names both. Timeouts and illegal actions end the match at the third strike, forfeits
     before any decision."""
     rows = hostile.of(bot)
     assert len(rows) == (len(hostile.bots) - 1) * len(VARIANTS)
@@ -229,6 +230,13 @@ def test_a_hostile_bot_loses_by_its_own_typed_fault(hostile: Played, bot: str) -
             assert row["faulty_bot"] == bot, row
         elif opponent in AT_START and bot not in AT_START:
             assert row["faulty_bot"] == opponent, row
+        elif row["faulty_bot"] is None:
+            # Both failed to take their places (README "Faults"): no winner, both named.
+            assert bot in AT_START and opponent in AT_START, row
+            assert row["termination"] == "forfeit", row
+            assert row["winner_team"] is None, row
+            assert "seat 0" in row["detail"] and "seat 1" in row["detail"], row
+            continue
         else:
             assert row["faulty_bot"] in (bot, opponent), row
         culprit = row["faulty_bot"]
