@@ -305,6 +305,8 @@ def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token
                 p.communicate()
     assert proc.returncode == 0, stderr
     mine = [r for r in rows(database) if "js@0.1" in (r["bot0"], r["bot1"])]
-    assert all(r["termination"] == "normal" for r in mine), mine
+    assert all(r["termination"] == "normal" for r in mine), [
+        (r["termination"], r["detail"]) for r in mine
+    ]
     overall = {line["bot"]: line for line in show(tmp_path)["ladder main: overall"]}
     assert overall["js@0.1"]["games"] == len(mine)

@@ -232,10 +232,12 @@ def test_a_hostile_bot_loses_by_its_own_typed_fault(hostile: Played, bot: str) -
             assert row["faulty_bot"] == opponent, row
         elif row["faulty_bot"] is None:
             # Both failed to take their places (README "Faults"): no winner, both named.
-            assert bot in AT_START and opponent in AT_START, row
+            assert bot in AT_START, row
+            assert opponent in AT_START, row
             assert row["termination"] == "forfeit", row
             assert row["winner_team"] is None, row
-            assert "seat 0" in row["detail"] and "seat 1" in row["detail"], row
+            assert "seat 0" in row["detail"], row
+            assert "seat 1" in row["detail"], row
             continue
         else:
             assert row["faulty_bot"] in (bot, opponent), row

@@ -18,6 +18,7 @@ predecessor's rating (mu kept, sigma widened) instead of the default prior.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import secrets
 import shlex
@@ -160,6 +161,8 @@ def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:
         runner.bot_dirs[bot.name] = bot.dir or program_dir(bot.command, bot.cwd)
     else:
         runner.hub.admit(bot.token, bot.name)
+        with contextlib.suppress(RuntimeError):  # outside trio: entered before the start
+            runner.entered_at[bot.token] = trio.current_time()
     runner.store.add_bot(bot.name, "launched" if bot.launched else "remote",
                          shlex.join(bot.command))
 

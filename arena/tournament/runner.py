@@ -159,6 +159,9 @@ class TournamentRunner:
         self.address = ""
         self.launch_address = ""  # where launched bots connect (a loopback listener)
         self.started_at = 0.0  # trio time the referee started listening
+        # token -> trio time a remote bot was entered while serving (the ladder): its
+        # no-show wait counts from then, not from the start
+        self.entered_at: dict[str, float] = {}
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
@@ -320,6 +323,7 @@ class TournamentRunner:
                     ) as server, trio.open_nursery() as drains:
                         self.address = f"{host}:{server.port}"
                         self.launch_address = f"{host}:{server.more_ports[0]}"
+                        self.started_at = trio.current_time()
                         self._drain_nursery = drains  # seats' output drains end with them
                         try:
                             yield self.address
@@ -515,7 +519,8 @@ class TournamentRunner:
         while not self.hub.is_connected(bot.token):
             gone = self.hub.gone_since(bot.token)
             if gone is None:
-                deadline = self.started_at + self.config.no_show_ms / 1000
+                since = max(self.started_at, self.entered_at.get(bot.token, 0.0))
+                deadline = since + self.config.no_show_ms / 1000
                 why = f"{bot.name} did not connect within no_show_ms = {self.config.no_show_ms}"
                 event = "no_show"
             else:
