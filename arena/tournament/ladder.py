@@ -209,19 +209,26 @@ class LadderService:
         self._recompute()
         if self.duration is not None:
             self.scheduling.deadline = trio.current_time() + self.duration
-        async with serving(self.runner) as address:
-            log.info("ladder_start", ladder=name, address=address,
-                     stored=sum(self.games.values()) // 2, next_pair=self.book.next_pair(name))
-            if self.on_listening:
-                self.on_listening(address)
-            async with trio.open_nursery() as top:
-                top.start_soon(self._signals, top.cancel_scope)
-                top.start_soon(self._poll)
-                async with trio.open_nursery() as pairs:
-                    with self.scheduling:
-                        await self._schedule(pairs)
-                    log.info("ladder_draining", ladder=name)
-                top.cancel_scope.cancel()
+        abandon = trio.CancelScope()  # the second stop signal: matches in flight too
+        # The signals are handled until the very end (the listeners' and the store's
+        # clean-up included): a second Ctrl-C during it must not kill the process.
+        async with trio.open_nursery() as outer:
+            outer.start_soon(self._signals, abandon)
+            async with serving(self.runner) as address:
+                log.info("ladder_start", ladder=name, address=address,
+                         stored=sum(self.games.values()) // 2,
+                         next_pair=self.book.next_pair(name))
+                if self.on_listening:
+                    self.on_listening(address)
+                with abandon:
+                    async with trio.open_nursery() as top:
+                        top.start_soon(self._poll)
+                        async with trio.open_nursery() as pairs:
+                            with self.scheduling:
+                                await self._schedule(pairs)
+                            log.info("ladder_draining", ladder=name)
+                        top.cancel_scope.cancel()
+            outer.cancel_scope.cancel()
         log.info("ladder_stop", ladder=name, played=self.played, abandoned=self.abandoned)
 
     def _recompute(self) -> None:
