@@ -251,7 +251,7 @@ def _run(
             raise
         err.print(
             f"\ninterrupted. Finished matches are saved in {config.database}; "
-            "run the same command again to resume."
+            f"{_resume_hint()}", markup=False, highlight=False,
         )
         sys.exit(130)
     except StorageError as exc:
@@ -259,6 +259,22 @@ def _run(
     err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
               f"results in {config.database}, replays in {config.replays}")
     _print_standings(runner.store, config.name, config.variants)
+
+
+def _say_notes(config: TournamentConfig) -> None:
+    """Warnings about a config that works but says something the old way."""
+    for note in config.notes:
+        err.print(f"warning: {note}", style="yellow", markup=False, highlight=False)
+
+
+def _resume_hint() -> str:
+    """How to resume: this very command, without --fresh (which would forget the matches
+    just saved)."""
+    args = [a for a in sys.argv[1:] if a != "--fresh"]
+    if len(args) < len(sys.argv) - 1:
+        again = shlex.join(["arena", *args])
+        return f"run the same command again without --fresh to resume: {again}"
+    return "run the same command again to resume."
 
 
 def _interrupted(exc: BaseException) -> bool:
@@ -306,6 +322,7 @@ def tournament(
     """
     try:
         config = load_config(config_file)
+        _say_notes(config)
         if variants:
             for v in variants:
                 find_variant(v)
@@ -320,7 +337,9 @@ def tournament(
         preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)
+        # With remote bots the organizer must know where they connect: say it at once.
         _run(config, progress=not no_progress and err.is_terminal,
+             announce=any(not bot.launched for bot in config.bots),
              web=_web_arg(web) if web else None)
     except ArenaError as exc:
         _fail(str(exc))
@@ -336,6 +355,7 @@ def serve(config_file: Path, listen: str | None, web: str | None) -> None:
     tokens (from the config's [[bot]] tables), then play the round robin."""
     try:
         config = _override(load_config(config_file), listen=listen)
+        _say_notes(config)
         preflight(config)
         if any(b.launched for b in config.bots):
             err.print("note: bots with a command are launched by the referee as usual")
@@ -368,10 +388,17 @@ def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
 
 
 def _option_value(text: str) -> Any:
+    """A variant option's value from the command line, typed as TOML would type it: true /
+    false, a whole number, a decimal number (`leak=0.5`), else text."""
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
-    return int(text) if text.lstrip("-").isdigit() else text
+    if text.lstrip("-").isdigit():
+        return int(text)
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 @main.command()
@@ -682,7 +709,9 @@ def variants() -> None:
         table.add_column(name)
     for name, v in VARIANTS.items():
         opts = "; ".join(
-            f"{o.name}: {', '.join(map(str, o.choices))}" for o in v.option_specs
+            f"{o.name}: "
+            + ", ".join(map(str, (o.default, *(c for c in o.choices if c != o.default))))
+            for o in v.option_specs
         )
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)

@@ -17,6 +17,7 @@ import atexit
 import contextlib
 import json
 import logging
+import secrets
 import sys
 import threading
 import time
@@ -36,6 +37,17 @@ _URGENT = frozenset({"warn", "warning", "err", "error", "critical", "exception",
 _file: TextIO | None = None
 
 
+RUN_ID = ""
+"""This process's run id (`configure` sets it): 12 hex digits, on every log line."""
+
+
+def _run_id() -> str:
+    global RUN_ID
+    if not RUN_ID:
+        RUN_ID = secrets.token_hex(6)
+    return RUN_ID
+
+
 def configure(
     *, path: Path | None = None, level: str = "info", stream: TextIO | None = None
 ) -> None:
@@ -47,10 +59,14 @@ def configure(
         with contextlib.suppress(OSError):  # its last lines may not fit on a full disk
             _file.close()
         _file = None
+    run = _run_id()
     processors: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         _timestamp,
+        # Every line names the run that wrote it: a resumed tournament appends to the same
+        # file, and counts per run must not add the runs up.
+        lambda _logger, _name, event: event.__setitem__("run_id", run) or event,
     ]
     factory: Any
     if path is not None:

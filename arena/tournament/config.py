@@ -3,7 +3,8 @@
     [tournament]
     name = "sample"                 # names the tournament in the database and the logs
     seed = 2026                     # every match seed derives from it
-    games = 2                       # matches per pair of bots per variant (sides alternate)
+    matches_per_pair = 2            # matches per pair of bots per variant (sides alternate;
+                                    # the old name `games` still works, with a warning)
     variants = ["argentine-1v1"]    # default: every variant
     concurrency = 4                 # matches played at the same time
     database = "arena.db"           # SQLite file (relative to the config file)
@@ -83,6 +84,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import resource
+import shlex
 import socket
 import tomllib
 from dataclasses import dataclass, field
@@ -152,6 +154,7 @@ class TournamentConfig:
     challenger: str = ""
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     source: Path | None = None  # the config file itself (hidden from every sandbox)
+    notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
 
 
@@ -172,7 +175,8 @@ _TOP = {
     "sandbox", "spectators",
 }
 _TOURNAMENT = {
-    "name", "seed", "games", "variants", "concurrency", "database", "replays", "logs", "listen",
+    "name", "seed", "games", "matches_per_pair", "variants", "concurrency", "database", "replays",
+    "logs", "listen",
     "secret_file",
     "replay_legal",
     "format", "challenger",
@@ -269,7 +273,8 @@ def load_config(path: Path) -> TournamentConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    return dataclasses.replace(parse_config(raw, base=path.parent), source=path)
+    return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
+                               notes=tuple(config_notes(raw)))
 
 
 def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:
@@ -378,7 +383,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         variants=tuple(variants),
         options=options,
         seed=_int(t, "seed", "tournament", 0, 0, INT63_MAX),
-        games=_int(t, "games", "tournament", 2, 1),
+        games=_matches_per_pair(t),
         concurrency=_int(t, "concurrency", "tournament", 4, 1, MAX_CONCURRENCY),
         database=base / _str(t, "database", "tournament", "arena.db"),
         replays=base / _str(t, "replays", "tournament", "replays"),
@@ -463,6 +468,31 @@ def _listen_address(listen: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def _matches_per_pair(t: dict[str, Any]) -> int:
+    """tournament.matches_per_pair, or its old name `games` (a "game" inside a match is a
+    chico, so the old name misled): either, not both; the old one warns."""
+    if "games" in t and "matches_per_pair" in t:
+        raise ConfigError("tournament.games: the old name of matches_per_pair; give only "
+                          "matches_per_pair")
+    if "games" in t:
+        return _int(t, "games", "tournament", 2, 1)
+    return _int(t, "matches_per_pair", "tournament", 2, 1)
+
+
+OLD_NAMES = {"tournament.games": "tournament.matches_per_pair"}
+
+
+def config_notes(raw: dict[str, Any]) -> list[str]:
+    """Warnings about a config that works but says something the old way."""
+    t = raw.get("tournament")
+    notes = []
+    if isinstance(t, dict) and "games" in t:
+        notes.append("tournament.games is the old name of tournament.matches_per_pair "
+                     "(matches per pair of bots per variant; a game inside a match is a "
+                     "chico); it still works")
+    return notes
+
+
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
@@ -482,7 +512,7 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         command = entry.get("command", [])
         token = entry.get("token", "")
         if isinstance(command, str):
-            command = command.split()
+            command = shlex.split(command)  # quotes and spaces as a shell reads them
         if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
             raise ConfigError(f"{where}.command (bot {name!r}): must be a list of strings")
         if any("\0" in c for c in command) or (command and not command[0]):
