@@ -34,7 +34,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
 from arena.replay import describe, load_replay, verify_replay
 from arena.rules import find_variant, variant_names
-from arena.rules.variants import VARIANTS
+from arena.rules.variants import VARIANTS, OptionSpec
 from arena.tournament import (
     BotSpec,
     Pairing,
@@ -709,12 +709,15 @@ def variants() -> None:
         table.add_column(name)
     for name, v in VARIANTS.items():
         opts = "; ".join(
-            f"{o.name}: "
-            + ", ".join(map(str, (o.default, *(c for c in o.choices if c != o.default))))
-            for o in v.option_specs
+            f"{o.name}: {', '.join(map(str, option_choices(o)))}" for o in v.option_specs
         )
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
+
+
+def option_choices(spec: OptionSpec) -> list[Any]:
+    """An option's values as `arena variants` lists them: the default first."""
+    return [spec.default, *(c for c in spec.choices if c != spec.default)]
 
 
 def _web_arg(text: str) -> str:

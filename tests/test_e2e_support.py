@@ -94,7 +94,7 @@ def write_config(
         "[tournament]",
         f"name = {_toml(name)}",
         f"seed = {seed}",
-        f"games = {games}",
+        f"matches_per_pair = {games}",
         f"variants = {_toml(list(variants))}",
         f"concurrency = {concurrency}",
         'database = "arena.db"',
