@@ -30,7 +30,7 @@ def test_serve_plays_remote_bots_that_connect_with_their_tokens(tmp_path: Path) 
         f"""
 [tournament]
 name = "remote"
-games = 2
+matches_per_pair = 2
 variants = ["argentine-1v1", "mineiro-2v2"]
 listen = "127.0.0.1:{port}"
 
