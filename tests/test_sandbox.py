@@ -39,7 +39,6 @@ from test_e2e_support import (
     write_config,
 )
 
-import arena
 from arena.errors import ConfigError
 from arena.tournament.cgroups import find_cgroups
 from arena.tournament.config import parse_config
