@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, arena, explain, read_replay
+from test_e2e_support import FIXED_KEY, SAMPLE_BOTS, TEST_BOTS, arena, explain, read_replay
 
 RANDOM = f"python {SAMPLE_BOTS / 'random_bot.py'}"
 SHORT = ["--option", "target=15", "--option", "chicos=1"]
@@ -38,8 +38,12 @@ def _received(records: list[dict[str, Any]], what: str) -> set[tuple[int, int]]:
 def _play(tmp_path: Path, team0: str, team1: str) -> tuple[list[dict[str, Any]], Path]:
     dump = tmp_path / "dump"
     dump.mkdir()
+    # The same deals every run (a fixed secret): with a fresh secret a falta envido can end
+    # the match in its first hand, before every seat has acted.
+    key = tmp_path / "deals.key"
+    key.write_text(FIXED_KEY + "\n", encoding="ascii")
     run = arena(
-        "match", "argentine-2v2", team0, team1, "--seed", "3", *SHORT,
+        "match", "argentine-2v2", team0, team1, "--seed", "3", "--secret-file", key, *SHORT,
         "--database", tmp_path / "m.db", "--pass-env", "SIGN_DUMP_DIR", "--writable", dump,
         cwd=tmp_path, env={"SIGN_DUMP_DIR": str(dump)},
     )
