@@ -6,6 +6,7 @@ service's commands live beside each other.
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -126,11 +127,20 @@ def serve(config_file: Path, duration: float | None) -> None:
         service = LadderService(config, duration=duration)
         service.on_listening = lambda a: err.print(
             f"ladder {config.name} listening on {a}; results in {config.tournament.database}")
+        # The service handles SIGINT/SIGTERM itself (first: drain, second: abandon). Once it
+        # returns, a late Ctrl-C (the second of two pressed quickly, after the matches have
+        # already drained) must not kill the process while it reports: a handler that does
+        # nothing is what trio restores when its signal receiver closes.
+        signal.signal(signal.SIGINT, _ignore_signal)
         trio.run(service.serve)
     except ArenaError as exc:
         fail(str(exc))
     err.print(f"ladder {config.name} stopped: {service.played} matches played now, "
               f"{service.abandoned} abandoned (not stored); run the same command to continue")
+
+
+def _ignore_signal(_signum: int, _frame: object) -> None:
+    """A Ctrl-C once the ladder has stopped: it is stopping already."""
 
 
 @click.command()
