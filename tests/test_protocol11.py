@@ -1,16 +1,18 @@
 """Protocol 1.1 over a real gRPC server on 127.0.0.1, with clients that use the generated stubs
 only (no SDK): a sign travels with its action, every strike is told with an `Error`, a 1.0
-hello is still admitted, the choice that wins when a reply carries both, reflection v1."""
+hello is still admitted, the choice that wins when a reply carries both, reflection v1. The
+client is test_rpc_server's `Client`: generated stubs, no SDK."""
 
 from __future__ import annotations
 
 import queue
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import grpc
 import trio
 from grpc_reflection.v1alpha import reflection_pb2
+from test_rpc_server import Client, run  # one raw stub client for the rpc tests
 
 from arena.referee import (
     Answer,
@@ -21,45 +23,10 @@ from arena.referee import (
     run_match,
 )
 from arena.referee.local import LocalLink, first_legal
-from arena.rpc.server import Hub, serve_referee
+from arena.rpc.server import Hub
 from arena.rules import Match
 from arena.rules.signals import Signal, SignalKind
 from arena.v1 import arena_pb2 as pb
-from arena.v1 import arena_pb2_grpc as pb_grpc
-
-
-class RawClient:
-    """A bot over the generated stubs alone; `receive` runs on a worker thread."""
-
-    def __init__(self, port: int) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-        self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
-        stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
-        self.responses = stub.Play(self._outgoing())
-
-    def _outgoing(self) -> Iterator[pb.BotMessage]:
-        while (message := self.outbox.get()) is not None:
-            yield message
-
-    def send(self, message: pb.BotMessage) -> None:
-        self.outbox.put(message)
-
-    async def receive(self) -> pb.ServerMessage:
-        with trio.fail_after(30):
-            return await trio.to_thread.run_sync(next, self.responses, abandon_on_cancel=True)
-
-    def close(self) -> None:
-        self.outbox.put(None)
-        self.channel.close()
-
-
-def run(test: Callable[[Hub, int], Awaitable[None]]) -> None:
-    async def main() -> None:
-        hub = Hub(hello_timeout=5.0)
-        async with serve_referee(hub) as server:
-            await test(hub, server.port)
-
-    trio.run(main)
 
 
 def old_hello(token: str) -> pb.BotMessage:
@@ -87,7 +54,7 @@ def test_a_1_0_hello_is_admitted_and_the_welcome_says_1_1() -> None:
 
     async def test(hub: Hub, port: int) -> None:
         hub.admit("tok", "raw")
-        client = RawClient(port)
+        client = Client(port)
         client.send(old_hello("tok"))
         first = await client.receive()
         assert first.WhichOneof("body") == "welcome", first
@@ -179,7 +146,7 @@ def test_every_strike_is_told_with_its_count() -> None:
 
     async def test(hub: Hub, port: int) -> None:
         hub.admit("tok", "raw")
-        client = RawClient(port)
+        client = Client(port)
         client.send(old_hello("tok"))
         assert (await client.receive()).WhichOneof("body") == "welcome"
         conn = await hub.connection_for("tok")
