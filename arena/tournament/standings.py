@@ -40,16 +40,9 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
             winner = (row.bot0, row.bot1)[row.winner_team]
             results.append((winner, row.bot1 if winner == row.bot0 else row.bot0))
         bots = (row.bot0, row.bot1)
-        points = (row.points0, row.points1)
         for team, bot in enumerate(bots):
             line = lines.setdefault(bot, Line(bot))
-            line.matches += 1
-            line.points_for += points[team]
-            line.points_against += points[1 - team]
-            if row.winner_team == team:
-                line.wins += 1
-            elif row.winner_team is not None:
-                line.losses += 1
+            _count(line, row, team)
             # Strikes per seat, credited to the bot in that seat.
             seat_bots = row.seat_bots or tuple(bots[i % 2] for i in range(len(row.strikes)))
             line.faults += sum(s for i, s in enumerate(row.strikes) if seat_bots[i] == bot)
@@ -90,14 +83,18 @@ def crosstable(
         if (variant is not None and row.variant != variant) or row.bot0 == row.bot1:
             continue
         bots = (row.bot0, row.bot1)
-        points = (row.points0, row.points1)
         for side, bot in enumerate(bots):
-            cell = table.setdefault(bot, {}).setdefault(bots[1 - side], Cell())
-            cell.matches += 1
-            cell.points_for += points[side]
-            cell.points_against += points[1 - side]
-            if row.winner_team == side:
-                cell.wins += 1
-            elif row.winner_team is not None:
-                cell.losses += 1
+            _count(table.setdefault(bot, {}).setdefault(bots[1 - side], Cell()), row, side)
     return table
+
+
+def _count(record: Line | Cell, row: MatchRow, side: int) -> None:
+    """Add one stored match to the record of the bot on `side` (0: bot0, 1: bot1)."""
+    points = (row.points0, row.points1)
+    record.matches += 1
+    record.points_for += points[side]
+    record.points_against += points[1 - side]
+    if row.winner_team == side:
+        record.wins += 1
+    elif row.winner_team is not None:
+        record.losses += 1
