@@ -45,7 +45,7 @@ from arena.tournament import (
     load_config,
     standings,
 )
-from arena.tournament.config import parse_config, preflight
+from arena.tournament.config import ExecutorSpec, parse_config, preflight
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
@@ -237,6 +237,7 @@ def _run(
 
         assert web is not None
         watch = Spectators(lambda: runner.live, config.spectator_delay_s)
+        runner.spectated = True  # executors' workers forward every move to `live`
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
             err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
@@ -286,6 +287,16 @@ def _interrupted(exc: BaseException) -> bool:
     return isinstance(exc, KeyboardInterrupt)
 
 
+def _executor_override(spec: ExecutorSpec, kind: str | None, workers: int | None) -> ExecutorSpec:
+    """[executor] with --executor and --workers applied (--workers: processes only)."""
+    from dataclasses import replace
+
+    kind = kind or spec.kind
+    if workers and kind not in ("auto", "processes"):
+        raise ConfigError(f"--workers: only for the processes executor, not {kind!r}")
+    return replace(spec, kind=kind, workers=workers or spec.workers)
+
+
 def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
     from dataclasses import replace
 
@@ -311,10 +322,18 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
               help="Replays list each decision's legal actions (tournament.replay_legal).")
 @click.option("--web", "web", metavar="[HOST:]PORT",
               help="Also serve the web pages (arena web) while the tournament runs.")
+@click.option("--executor", "executor_kind",
+              type=click.Choice(["auto", "local", "processes", "ray"]),
+              help="Where matches run (executor.kind): this process, worker processes, or a "
+              "Ray cluster.")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Worker processes of the processes executor (executor.workers; default "
+              "one per core).")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
     database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
     secret_file: Path | None, replay_legal: bool | None, web: str | None,
+    executor_kind: str | None, workers: int | None,
 ) -> None:
     """Play the round robin described by CONFIG_FILE (TOML, see README) and print standings.
 
@@ -334,6 +353,9 @@ def tournament(
             )
         config = _override(config, concurrency=concurrency, games=games, database=database,
                            secret_file=secret_file, replay_legal=replay_legal)
+        if executor_kind or workers:
+            config = _override(config, executor=_executor_override(
+                config.executor, executor_kind, workers))
         preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)

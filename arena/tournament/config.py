@@ -53,6 +53,11 @@
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
 
+    [executor]                      # where matches run (README "Executors")
+    kind = "auto"                   # "auto" | "local" | "processes" | "ray"
+    workers = 0                     # processes: worker processes (0: one per core)
+    address = "auto"                # ray: "auto" (a running cluster) or "ray://host:10001"
+
     [tls]                           # optional: serve over TLS (bots get ARENA_TLS_CA)
     cert = "referee.crt"
     key = "referee.key"
@@ -122,6 +127,21 @@ class BotSpec:
         return self.command
 
 
+EXECUTORS = ("auto", "local", "processes", "ray")
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutorSpec:
+    """Where matches run ([executor]): `kind` "local" (this process), "processes" (`workers`
+    referee processes, 0: one per core), "ray" (tasks on the Ray cluster at `address`), or
+    "auto" (processes when there is more than one core and a match between launched bots,
+    else local)."""
+
+    kind: str = "auto"
+    workers: int = 0
+    address: str = "auto"
+
+
 @dataclass(frozen=True, slots=True)
 class TournamentConfig:
     """A validated tournament config."""
@@ -156,6 +176,7 @@ class TournamentConfig:
     source: Path | None = None  # the config file itself (hidden from every sandbox)
     notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
+    executor: ExecutorSpec = field(default_factory=ExecutorSpec)  # [executor]: where matches run
 
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
@@ -172,7 +193,7 @@ MAX_CONCURRENCY = 4096
 
 _TOP = {
     "tournament", "time_control", "faults", "limits", "tls", "options", "bot", "storage",
-    "sandbox", "spectators",
+    "sandbox", "spectators", "executor",
 }
 _TOURNAMENT = {
     "name", "seed", "games", "matches_per_pair", "variants", "concurrency", "database", "replays",
@@ -412,7 +433,33 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         challenger=challenger,
         sandbox=sandbox,
         spectator_delay_s=float(delay),
+        executor=_executor(raw.get("executor", {})),
     )
+
+
+MAX_WORKERS = 1024
+
+
+def _executor(raw: Any) -> ExecutorSpec:
+    """The [executor] table: kind, workers, address (each error names its field)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"executor: must be a table ([executor]), got {_show(raw)}")
+    _check_keys(raw, {"kind", "workers", "address"}, "executor")
+    kind = raw.get("kind", "auto")
+    if kind not in EXECUTORS:
+        raise ConfigError(f"executor.kind: must be one of {', '.join(EXECUTORS)}, got "
+                          f"{_show(kind)}")
+    workers = _int(raw, "workers", "executor", 0, 1, MAX_WORKERS, zero_ok=True)
+    if "workers" in raw and kind not in ("auto", "processes"):
+        raise ConfigError(f'executor.workers: only for kind = "processes" (or "auto"), '
+                          f"not {kind!r}")
+    address = _str(raw, "address", "executor", "auto", 300)
+    if "address" in raw and kind != "ray":
+        raise ConfigError(f'executor.address: only for kind = "ray", not {kind!r}')
+    if address != "auto" and not address.startswith("ray://") and ":" not in address:
+        raise ConfigError(f'executor.address: "auto", "ray://HOST:PORT" or HOST:PORT of a '
+                          f"Ray head, got {_show(address)}")
+    return ExecutorSpec(kind=kind, workers=workers, address=address)
 
 
 def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:

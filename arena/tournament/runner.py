@@ -15,7 +15,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +29,7 @@ from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
+from arena.tournament.executors import Executor, choose_executor
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
 from arena.tournament.sandbox import Sandbox, choose_mode, private_run_dir
 from arena.tournament.schedule import (
@@ -142,12 +143,19 @@ class TournamentRunner:
         on_listening: Callable[[str], None] | None = None,
         connect_timeout: float | None = None,
         launches: bool = False,
+        worker: bool = False,
     ) -> None:
         """`launches`: bots with a command may be entered later (the ladder), so the sandbox
-        is chosen now even if the config has none yet."""
+        is chosen now even if the config has none yet. `worker`: an executor's worker
+        (`arena.tournament.worker`) that only referees (`referee`): it never opens the
+        database (an empty one in memory stands in) nor writes replays."""
         self.config = config
+        self.worker = worker
         self.hub = Hub(hello_timeout=config.hello_ms / 1000, max_pending=config.max_pending)
-        self.store = Store(config.database, busy_timeout=config.busy_timeout_ms / 1000)
+        self.store = Store(
+            Path(":memory:") if worker else config.database,
+            busy_timeout=config.busy_timeout_ms / 1000,
+        )
         self.storage = StorageWorker(self.store, config.name, retry_s=config.retry_ms / 1000)
         self._secret: bytes | None = None
         self.on_match_done = on_match_done
@@ -167,6 +175,11 @@ class TournamentRunner:
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
         # The matches being played now: id -> (the bot in each seat, the engine's match).
         self.live: dict[str, tuple[tuple[str, ...], Match]] = {}
+        # Someone watches `live` (the web's spectators): executors' workers then forward
+        # every move to keep a copy of each match here.
+        self.spectated = False
+        # Where matches run (arena.tournament.executors); None: chosen by [executor] at `run`.
+        self.executor: Executor | None = None
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -180,6 +193,8 @@ class TournamentRunner:
         self.unsandboxed = bool(self.argv or launches) and self.sandbox_mode == "none"
         self.sandbox: Sandbox | None = None
         self._drain_nursery: trio.Nursery | None = None
+        # The engine's match of a pairing (an executor's worker forwards each move it makes).
+        self.new_match: Callable[[Pairing], Match] = lambda p: Match(p.variant, p.options, p.seed)
 
     def _drains(self) -> trio.Nursery:
         """Where a launched seat's output is drained (only while `run` serves)."""
@@ -253,9 +268,10 @@ class TournamentRunner:
                 self.hub.admit(bot.token, bot.name)
         # Slow start: `_pace` raises it to `concurrency` while the referee keeps up.
         limiter = trio.CapacityLimiter(min(cfg.concurrency, START_MATCHES))
-        async with self.serving():
+        executor = self.executor or choose_executor(cfg, count)
+        async with self.serving(), executor.running(self) as play:
             log.info("tournament_start", tournament=cfg.name, address=self.address,
-                     matches=count, already_done=skipped)
+                     matches=count, already_done=skipped, executor=executor.kind)
             if self.on_listening:
                 self.on_listening(self.address)
             self.started_at = trio.current_time()
@@ -273,7 +289,9 @@ class TournamentRunner:
                         for batch in [group] if together else [[p] for p in group]:
                             slots = [await self._slot(limiter) for _ in batch]
                             for slot, pairing in zip(slots, batch, strict=True):
-                                nursery.start_soon(self._play_limited, limiter, slot, pairing)
+                                nursery.start_soon(
+                                    self._play_limited, limiter, slot, pairing, play
+                                )
                 outer.cancel_scope.cancel()
         if self.pending().todo == 0:  # every match of the schedule is stored
             self.store.finish_tournament(cfg.name)
@@ -304,7 +322,8 @@ class TournamentRunner:
                 self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
                 writable=cfg.sandbox.writable, temp_root=private,
             )
-            for folder in (cfg.replays, cfg.logs):  # exist, so a sandbox can leave them out
+            # exist, so a sandbox can leave them out (a worker writes no replay)
+            for folder in (cfg.logs,) if self.worker else (cfg.replays, cfg.logs):
                 folder.mkdir(parents=True, exist_ok=True)
             host = cfg.listen.rsplit(":", 1)[0]
             if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
@@ -403,10 +422,11 @@ class TournamentRunner:
             await self.storage.run()
 
     async def _play_limited(
-        self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing
+        self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing,
+        play: Callable[[Pairing], Awaitable[MatchReport]],
     ) -> None:
         try:
-            report = await self.play(pairing)
+            report = await play(pairing)
         finally:
             limiter.release_on_behalf_of(slot)
         if self.on_match_done:
@@ -415,8 +435,16 @@ class TournamentRunner:
     async def play(self, pairing: Pairing) -> MatchReport:
         """Play one pairing to its end and hand it to the storage worker (which writes its
         replay and commits its row off the match path)."""
+        job = await self.referee(pairing)
+        await self.storage.hand_over(job)
+        return job.report
+
+    async def referee(self, pairing: Pairing) -> StoreJob:
+        """Play one pairing to its end here (launching or awaiting its bots) and return what
+        storing it needs, without storing it: `play` stores it, an executor's worker
+        (`arena.tournament.worker`) sends it to the coordinator, which stores it."""
         cfg = self.config
-        game = Match(pairing.variant, pairing.options, pairing.seed)
+        game = self.new_match(pairing)
         seats: list[_Seat | None] = [None] * game.num_seats
         report: MatchReport | None = None
         with structlog.contextvars.bound_contextvars(match_id=pairing.match_id):
@@ -449,13 +477,12 @@ class TournamentRunner:
                 self.live.pop(pairing.match_id, None)
                 with trio.CancelScope(shield=True):
                     await self._release(seats)
-            await self.storage.hand_over(StoreJob(
-                report=report, options=pairing.options.as_dict(),
-                team_bots=(pairing.teams[0].name, pairing.teams[1].name),
-                accounts=game.team_of, replay=replay_path(cfg, pairing.match_id),
-                time_control=cfg.time_control, legal=cfg.replay_legal,
-            ))
-        return report
+        return StoreJob(
+            report=report, options=pairing.options.as_dict(),
+            team_bots=(pairing.teams[0].name, pairing.teams[1].name),
+            accounts=game.team_of, replay=replay_path(cfg, pairing.match_id),
+            time_control=cfg.time_control, legal=cfg.replay_legal,
+        )
 
     async def _take_seat(
         self,
