@@ -700,6 +700,11 @@ def preflight(config: TournamentConfig, *, bind: bool = True) -> None:
     for index, bot in enumerate(config.bots):
         if bot.launched:
             check_bot_command(index, bot)
+    if config.executor.kind == "ray":
+        import importlib.util
+
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError("executor.kind: \"ray\" needs Ray: pip install 'truco-arena[ray]'")
     if bind:
         _check_listen(config.listen)
 
