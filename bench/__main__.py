@@ -12,7 +12,7 @@ import platform
 import sys
 from collections.abc import Callable
 
-from bench import fairness, raw_pingpong, referee_path, rules_speed
+from bench import fairness, raw_pingpong, referee_path, rules_speed, workers
 
 Rows = list[dict[str, object]]
 
@@ -21,6 +21,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "raw_pingpong": raw_pingpong.part,
     "referee_path": referee_path.part,
     "fairness": fairness.part,
+    "workers": workers.part,
 }
 
 

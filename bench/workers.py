@@ -1,0 +1,119 @@
+"""Executors side by side: the same tournament of instant bots played by the `local`
+executor (every match in the coordinator) and by the `processes` executor with 1 and 2 (and,
+where there are more cores, one per core) worker processes.
+
+Each row is a real tournament (`TournamentRunner.run`, a fresh database and key, the log to
+a real file, the bots launched per seat and sandboxed as in any contest): argentine-1v1 with
+its default options (three chicos to 30), `BENCH_WORKER_BOT` bots (``python``, the default:
+tests/bots/first_legal.py on the SDK, whose matches are long, ~600 decisions, so the bots'
+start-up weighs less; ``js``: the JavaScript random sample bot), `concurrency` = 8.
+``dec/s`` is the decisions stored divided by the wall time from the first match to the last
+stored result; ``matches/min`` likewise; ``vs 1 worker`` compares dec/s with the one-worker
+row of the same run; ``cpu µs/dec`` is the CPU of the whole run (the coordinator, its
+workers and every bot process, all waited for) per decision; ``load`` the 1-minute load
+average when the row started (other work on the machine). The bots run on the same cores as
+the referees: on a 2-core machine two workers can only use what the bots leave.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from arena import logging as arena_logging
+from arena.tournament import TournamentRunner, load_config
+from arena.tournament.executors import Executor, LocalExecutor, ProcessExecutor
+
+REPO = Path(__file__).resolve().parent.parent
+JS_BOT = REPO / "sample_bots" / "js_random" / "bot.js"
+PY_BOT = REPO / "tests" / "bots" / "first_legal.py"
+CONCURRENCY = 8
+
+
+def _bot() -> list[str]:
+    choice = os.environ.get("BENCH_WORKER_BOT", "python")
+    js_ready = shutil.which("node") and (JS_BOT.parent / "node_modules").is_dir()
+    if choice == "js" and js_ready:
+        return ["node", str(JS_BOT)]
+    return [sys.executable, str(PY_BOT)]
+
+
+def _config(folder: Path, matches: int, bot: list[str]) -> Path:
+    command = "[" + ", ".join(f'"{part}"' for part in bot) + "]"
+    (folder / "bench.key").write_text("ab" * 32 + "\n", encoding="ascii")
+    path = folder / "bench.toml"
+    path.write_text(
+        f'[tournament]\nname = "workers"\nseed = 7\nmatches_per_pair = {matches}\n'
+        f'variants = ["argentine-1v1"]\nconcurrency = {CONCURRENCY}\n'
+        'secret_file = "bench.key"\n'
+        "[time_control]\ndecision_ms = 5000\n"
+        f'[[bot]]\nname = "a"\ncommand = {command}\n'
+        f'[[bot]]\nname = "b"\ncommand = {command}\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of every child process waited for (their own
+    children included)."""
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+def measure(executor: Executor, matches: int, bot: list[str]) -> tuple[int, float, float]:
+    """(decisions stored, wall seconds, CPU seconds) of one tournament of `matches`
+    matches."""
+    with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
+        folder = Path(tmp)
+        config = load_config(_config(folder, matches, bot))
+        arena_logging.configure(path=config.logs / "workers.jsonl")
+        runner = TournamentRunner(config)
+        runner.executor = executor
+        decisions = [0]
+        runner.on_match_done = lambda _p, report: decisions.__setitem__(
+            0, decisions[0] + len(report.decisions))
+        began = time.perf_counter()
+        cpu = _cpu()
+        trio.run(runner.run)
+        elapsed = time.perf_counter() - began
+        spent = _cpu() - cpu
+        runner.store.close()
+        arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115 (closed by the next configure)
+        return decisions[0], elapsed, spent
+
+
+def part(seconds: float) -> list[dict[str, object]]:
+    bot = _bot()
+    matches = max(8, int(seconds * 4))
+    cores = os.cpu_count() or 1
+    counts = sorted({1, 2, cores})
+    plans: list[tuple[str, int, Executor]] = [("local", 0, LocalExecutor())]
+    plans += [("processes", n, ProcessExecutor(n)) for n in counts]
+    rows: list[dict[str, object]] = []
+    one = 0.0
+    for kind, workers, executor in plans:
+        load = os.getloadavg()[0]
+        decisions, elapsed, cpu = measure(executor, matches, bot)
+        rate = decisions / elapsed
+        if kind == "processes" and workers == 1:
+            one = rate
+        rows.append({
+            "executor": kind, "workers": workers or "-", "bot": Path(bot[-1]).name,
+            "matches": matches, "decisions": decisions, "seconds": round(elapsed, 2),
+            "dec/s": rate, "matches/min": matches / elapsed * 60,
+            "cpu µs/dec": cpu / decisions * 1e6, "load": round(load, 1),
+        })
+    for row in rows:
+        rate = row["dec/s"]
+        assert isinstance(rate, float)
+        row["vs 1 worker"] = f"{rate / one:.2f}x" if one else "-"
+    return rows
