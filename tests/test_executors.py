@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
+from structlog.testing import capture_logs
 from test_e2e_support import (
     ARENA,
     CLI_TIMEOUT,
@@ -349,3 +351,33 @@ def test_the_cli_refuses_workers_for_another_executor(tmp_path: Path) -> None:
                 "2", cwd=tmp_path)
     assert run.returncode == 2, explain(run)
     assert "--workers: only for the processes executor" in flat(run.stderr)
+
+
+def test_the_pace_plays_fewer_matches_at_once_while_a_worker_lags(tmp_path: Path) -> None:
+    """Backpressure covers the workers: when a worker process reports a lag past the limit
+    (`runner.workers_lag`, fed by its `lag` frames) the coordinator's `_pace` cuts how many
+    matches run at once (`referee_lagging`), though the coordinator itself keeps up; once
+    the worker is calm again, the matches come back. On trio's MockClock: nothing sleeps."""
+    config = parse_config({"tournament": {"name": "t", "database": str(tmp_path / "a.db")},
+                           "bot": [{"name": "a", "token": "x"}, {"name": "b", "token": "y"}]})
+    runner = TournamentRunner(config)
+    lagging = [True]
+    runner.workers_lag = lambda: 1.0 if lagging[0] else 0.0
+    seen: list[float] = []
+
+    async def main() -> None:
+        limiter = trio.CapacityLimiter(8)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(runner._pace, limiter, 8)
+            await trio.sleep(5)
+            seen.append(limiter.total_tokens)
+            lagging[0] = False
+            await trio.sleep(30)
+            seen.append(limiter.total_tokens)
+            nursery.cancel_scope.cancel()
+
+    with capture_logs() as logs:
+        trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert seen[0] < 8, seen
+    assert seen[1] == 8, seen
+    assert any(e["event"] == "referee_lagging" for e in logs)

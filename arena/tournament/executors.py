@@ -130,6 +130,7 @@ class _Worker:
         self.pending: dict[str, _Pending] = {}
         self.alive = True
         self.send_lock = trio.StrictFIFOLock()
+        self.lag = 0.0  # its last reported lag (seconds)
 
     async def send(self, message: tuple[Any, ...]) -> None:
         assert self.process.stdin is not None
@@ -157,9 +158,11 @@ class ProcessExecutor:
                 await pool.spawn()
             log.info("workers_started", workers=self.workers,
                      pids=[w.process.pid for w in pool.all])
+            runner.workers_lag = lambda: max((w.lag for w in pool.alive), default=0.0)
             try:
                 yield pool.play
             finally:
+                runner.workers_lag = lambda: 0.0
                 with trio.CancelScope(shield=True):
                     await pool.stop()
                 nursery.cancel_scope.cancel()
@@ -272,6 +275,8 @@ class _Pool:
                 tag = frame[0]
                 if tag == "move":
                     self._move(worker, *frame[1:])
+                elif tag == "lag":
+                    worker.lag = float(frame[1])
                 elif tag in ("done", "failed"):
                     slot = worker.pending.get(frame[1])
                     if slot is not None:

@@ -180,6 +180,9 @@ class TournamentRunner:
         self.spectated = False
         # Where matches run (arena.tournament.executors); None: chosen by [executor] at `run`.
         self.executor: Executor | None = None
+        # The worst lag of the executor's worker processes (seconds, smoothed): `_pace`
+        # plays fewer matches at once when they lag as when this process does.
+        self.workers_lag: Callable[[], float] = lambda: 0.0
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -392,6 +395,7 @@ class TournamentRunner:
             await trio.sleep(PACE_S)
             now = trio.current_time()
             lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
+            lag = max(lag, self.workers_lag())
             if lag > too_late:
                 calm = 0.0
                 if now >= hold and limiter.total_tokens > 1:

@@ -18,6 +18,7 @@ The wire between them is the worker's stdin and stdout, a frame each
                                                                  `forward_moves` (spectators)
                             ("done", match_id, job)
                             ("failed", match_id, traceback)     the referee itself raised
+                            ("lag", seconds)    its smoothed lag, every LAG_REPORT_S
 
 End of stdin (the coordinator is done, stopped, or gone) cancels every match; the worker
 stops its bots and exits. Fd 1 is pointed at stderr at start, so a stray print cannot break
@@ -86,6 +87,27 @@ async def _write_frames(
             await out.send_all(b"".join(data))
 
 
+async def _report_lag(send: Callable[[tuple[Any, ...]], None]) -> None:
+    """Measure this worker's lag as the coordinator's `_pace` measures its own (how late a
+    short sleep wakes up, smoothed) and tell it every `LAG_REPORT_S`: its backpressure
+    covers the workers too."""
+    from arena.tournament.runner import LAG_SMOOTHING, PACE_S
+
+    lag = 0.0
+    told = trio.current_time()
+    while True:
+        before = trio.current_time()
+        await trio.sleep(PACE_S)
+        now = trio.current_time()
+        lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
+        if now - told >= LAG_REPORT_S:
+            send(("lag", max(0.0, lag)))
+            told = now
+
+
+LAG_REPORT_S = 0.25
+
+
 async def _play(
     runner: TournamentRunner, pairing: Pairing, send: Callable[[tuple[Any, ...]], None]
 ) -> None:
@@ -119,6 +141,7 @@ async def serve(inbound: trio.abc.ReceiveStream, outbound: trio.abc.SendStream) 
         async with runner.serving():
             send.send_nowait(("ready", os.getpid()))
             async with trio.open_nursery() as matches:
+                matches.start_soon(_report_lag, send.send_nowait)
                 while (frame := await reader.receive()) is not None:
                     if frame[0] == "play":
                         matches.start_soon(_play, runner, frame[1], send.send_nowait)
