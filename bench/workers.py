@@ -1,18 +1,19 @@
-"""Executors side by side: the same tournament of instant bots played by the `local`
-executor (every match in the coordinator) and by the `processes` executor with 1 and 2 (and,
-where there are more cores, one per core) worker processes.
+"""Executors side by side: the same tournament of instant bots played by the `local` executor
+(every match in the coordinator) and by the `processes` executor with 1 and 2 (and, where there
+are more cores, one per core) worker processes.
 
-Each row is a real tournament (`TournamentRunner.run`, a fresh database and key, the log to
-a real file, the bots launched per seat and sandboxed as in any contest): argentine-1v1 with
-its default options (three chicos to 30), `BENCH_WORKER_BOT` bots (``python``, the default:
+Each row is a real tournament (`TournamentRunner.run`, a fresh database and key, the log to a
+real file, the bots launched per seat and sandboxed as in any contest): argentine-1v1 with its
+default options (three chicos to 30), `BENCH_WORKER_BOT` bots (``python``, the default:
 tests/bots/first_legal.py on the SDK, whose matches are long, ~600 decisions, so the bots'
-start-up weighs less; ``js``: the JavaScript random sample bot), `concurrency` = 8.
-``dec/s`` is the decisions stored divided by the wall time from the first match to the last
-stored result; ``matches/min`` likewise; ``vs 1 worker`` compares dec/s with the one-worker
-row of the same run; ``cpu µs/dec`` is the CPU of the whole run (the coordinator, its
-workers and every bot process, all waited for) per decision; ``load`` the 1-minute load
-average when the row started (other work on the machine). The bots run on the same cores as
-the referees: on a 2-core machine two workers can only use what the bots leave.
+start-up weighs less; ``js``: the JavaScript random sample bot), `concurrency` = 8. ``dec/s`` is
+the decisions stored divided by the wall time from the first match to the last stored result;
+``matches/min`` likewise; ``abnormal`` counts matches that did not end normally (a timeout on an
+overloaded machine changes the decisions); ``vs 1 worker`` compares dec/s with the one-worker
+row of the same run; ``cpu µs/dec`` is the CPU of the whole run (the coordinator, its workers
+and every bot process, all waited for) per decision; ``load`` the 1-minute load average when the
+row started (other work on the machine). The bots run on the same cores as the referees: on a
+2-core machine two workers can only use what the bots leave.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 import trio
 
 from arena import logging as arena_logging
+from arena.referee import MatchReport
 from arena.tournament import TournamentRunner, load_config
 from arena.tournament.executors import Executor, LocalExecutor, ProcessExecutor
 
@@ -69,18 +71,24 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
-def measure(executor: Executor, matches: int, bot: list[str]) -> tuple[int, float, float]:
-    """(decisions stored, wall seconds, CPU seconds) of one tournament of `matches`
-    matches."""
+def measure(
+    executor: Executor, matches: int, bot: list[str]
+) -> tuple[int, int, float, float]:
+    """(decisions stored, matches not ended normally, wall seconds, CPU seconds) of one
+    tournament of `matches` matches."""
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
         folder = Path(tmp)
         config = load_config(_config(folder, matches, bot))
         arena_logging.configure(path=config.logs / "workers.jsonl")
         runner = TournamentRunner(config)
         runner.executor = executor
-        decisions = [0]
-        runner.on_match_done = lambda _p, report: decisions.__setitem__(
-            0, decisions[0] + len(report.decisions))
+        decisions = [0, 0]  # decisions, matches that did not end normally
+
+        def done(_pairing: object, report: MatchReport) -> None:
+            decisions[0] += len(report.decisions)
+            decisions[1] += not report.outcome.normal
+
+        runner.on_match_done = done
         began = time.perf_counter()
         cpu = _cpu()
         trio.run(runner.run)
@@ -88,7 +96,7 @@ def measure(executor: Executor, matches: int, bot: list[str]) -> tuple[int, floa
         spent = _cpu() - cpu
         runner.store.close()
         arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115 (closed by the next configure)
-        return decisions[0], elapsed, spent
+        return decisions[0], decisions[1], elapsed, spent
 
 
 def part(seconds: float) -> list[dict[str, object]]:
@@ -102,13 +110,14 @@ def part(seconds: float) -> list[dict[str, object]]:
     one = 0.0
     for kind, workers, executor in plans:
         load = os.getloadavg()[0]
-        decisions, elapsed, cpu = measure(executor, matches, bot)
+        decisions, faulty, elapsed, cpu = measure(executor, matches, bot)
         rate = decisions / elapsed
         if kind == "processes" and workers == 1:
             one = rate
         rows.append({
             "executor": kind, "workers": workers or "-", "bot": Path(bot[-1]).name,
-            "matches": matches, "decisions": decisions, "seconds": round(elapsed, 2),
+            "matches": matches, "abnormal": faulty, "decisions": decisions,
+            "seconds": round(elapsed, 2),
             "dec/s": rate, "matches/min": matches / elapsed * 60,
             "cpu µs/dec": cpu / decisions * 1e6, "load": round(load, 1),
         })
