@@ -6,7 +6,7 @@ Each row is a real tournament (`TournamentRunner.run`, a fresh database and key,
 real file, the bots launched per seat and sandboxed as in any contest): argentine-1v1 with its
 default options (three chicos to 30), `BENCH_WORKER_BOT` bots (``python``, the default:
 tests/bots/first_legal.py on the SDK, whose matches are long, ~600 decisions, so the bots'
-start-up weighs less; ``js``: the JavaScript random sample bot), `concurrency` = 8. ``dec/s`` is
+start-up weighs less; ``js``: the JavaScript random sample bot), `concurrency` = 16. ``dec/s`` is
 the decisions stored divided by the wall time from the first match to the last stored result;
 ``matches/min`` likewise; ``abnormal`` counts matches that did not end normally (a timeout on an
 overloaded machine changes the decisions); ``vs 1 worker`` compares dec/s with the one-worker
@@ -36,7 +36,7 @@ from arena.tournament.executors import Executor, LocalExecutor, ProcessExecutor
 REPO = Path(__file__).resolve().parent.parent
 JS_BOT = REPO / "sample_bots" / "js_random" / "bot.js"
 PY_BOT = REPO / "tests" / "bots" / "first_legal.py"
-CONCURRENCY = 8
+CONCURRENCY = 16
 
 
 def _bot() -> list[str]:

@@ -79,13 +79,14 @@ class RayExecutor:
         ray = self.ray
         await trio.to_thread.run_sync(self._connect)
         task = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(_referee_task)
+        config = ray.put(runner.config)  # once in the object store, not once per task
         log.info("ray_connected", address=self.address,
                  nodes=len([n for n in ray.nodes() if n.get("Alive")]))
 
         async def play(pairing: Pairing) -> MatchReport:
             if not launched_only(pairing):
                 return await runner.play(pairing)
-            ref = task.remote(runner.config, [pairing])
+            ref = task.remote(config, [pairing])
             try:
                 pid, jobs = await trio.to_thread.run_sync(ray.get, ref, abandon_on_cancel=True)
             except trio.Cancelled:
