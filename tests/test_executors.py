@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -381,3 +382,23 @@ def test_the_pace_plays_fewer_matches_at_once_while_a_worker_lags(tmp_path: Path
     assert seen[0] < 8, seen
     assert seen[1] == 8, seen
     assert any(e["event"] == "referee_lagging" for e in logs)
+
+
+def test_a_ray_address_where_nothing_listens_is_one_line_naming_the_field(tmp_path: Path) -> None:
+    """`[executor] kind = "ray"` with an address where nothing listens: the CLI exits 2 at
+    once with one line naming executor.address (Ray alone would retry for minutes), no
+    traceback, nothing played."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = _config(tmp_path, "local")
+    config.write_text(config.read_text(encoding="utf-8").replace(
+        '[executor]\nkind = "local"\n', f'[executor]\nkind = "ray"\naddress = "127.0.0.1:{port}"\n'
+    ), encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 2, explain(run)
+    errors = [line for line in run.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, explain(run)
+    assert errors[0].startswith("error: executor.address: nothing answers at"), explain(run)
+    assert "Traceback" not in run.stderr
+    assert _stored(tmp_path / "arena.db") == 0

@@ -11,6 +11,7 @@ Ray is an optional extra: `pip install 'truco-arena[ray]'`.
 from __future__ import annotations
 
 import os
+import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -51,6 +52,26 @@ def _ray() -> Any:
     return ray
 
 
+PROBE_S = 5.0
+"""How long the cluster's address may take to accept a connection (Ray itself retries for
+minutes, silently, at an address where nothing listens)."""
+
+
+def _probe(address: str) -> None:
+    """Fail at once, naming the field, when nothing listens at `address` (HOST:PORT or
+    ray://HOST:PORT; "auto" is Ray's own look-up of this machine's cluster)."""
+    if address == "auto":
+        return
+    host, _sep, port = address.removeprefix("ray://").rpartition(":")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_S).close()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"executor.address: nothing answers at {address!r} ({exc}); start the cluster "
+            "with `ray start --head` there, or fix the address"
+        ) from None
+
+
 class RayExecutor:
     """Matches between launched bots as Ray tasks on the cluster at `address`."""
 
@@ -64,6 +85,7 @@ class RayExecutor:
         ray = self.ray
         if ray.is_initialized():
             return
+        _probe(self.address)
         try:
             ray.init(address=self.address, log_to_driver=False, logging_level="warning",
                      configure_logging=False)

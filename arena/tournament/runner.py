@@ -40,7 +40,7 @@ from arena.tournament.schedule import (
     schedule_size,
     seat_bots,
 )
-from arena.tournament.storage import StorageError, StorageWorker, StoreJob
+from arena.tournament.storage import StorageWorker, StoreJob
 from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.tournament")
@@ -239,11 +239,12 @@ class TournamentRunner:
 
     async def run(self, pairings: Iterable[Pairing] | None = None) -> TournamentRun:
         """Play `pairings` (default: every pairing not yet stored). Raises `StorageError`
-        (after stopping every match cleanly) if results can no longer be stored."""
+        (after stopping every match cleanly) if results can no longer be stored, and the
+        executor's `ArenaError` if it cannot play (a Ray cluster that does not answer)."""
         try:
             return await self._run(pairings)
         except BaseExceptionGroup as group:
-            failed, _rest = group.split(StorageError)
+            failed, _rest = group.split(ArenaError)
             if failed is None:
                 raise
             first: BaseException = failed
