@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import structlog
 import trio
 from rich.console import Console
 from rich.markup import escape
@@ -45,6 +46,7 @@ from arena.tournament import (
     load_config,
     standings,
 )
+from arena.tournament.backend import DatabaseError
 from arena.tournament.config import parse_config, preflight
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
@@ -76,7 +78,20 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     sys.exit(status)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _ArenaGroup(click.Group):
+    """The `arena` group: a database that cannot be used (newer schema, unreachable server)
+    is one error line and exit status 2, whatever the command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if not structlog.is_configured():  # events (a schema migrated) on stderr, not stdout
+            arena_logging.configure()
+        try:
+            return super().invoke(ctx)
+        except DatabaseError as exc:
+            _fail(str(exc))
+
+
+@click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="truco-arena")
 def main() -> None:
     """Truco Arena: a referee for Truco bot tournaments.
@@ -482,7 +497,7 @@ def match(
         row = runner.store.matches(config.name)[0]
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
-            f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
+            f"{[row.bot0, row.bot1][row.winner_bot] if row.winner_bot is not None else 'none'}"
             f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
             highlight=False, markup=False,
         )
@@ -745,6 +760,7 @@ def web(database: Path, listen: str) -> None:
 
     if not database.is_file():
         _fail(f"--database: {database} does not exist (run a tournament first)")
+    Store(database).close()  # an older database is migrated once, before serving read-only
     address = _listen_arg(listen)
     arena_logging.configure()
 
@@ -772,6 +788,7 @@ def report(tournament_name: str, database: Path, output: Path, replays: int) -> 
 
     if not database.is_file():
         _fail(f"--database: {database} does not exist")
+    Store(database).close()  # an older database is migrated once, before it is read
     try:
         size = reporting.write_report(database, tournament_name, output, replays=replays)
     except ArenaError as exc:

@@ -267,9 +267,9 @@ def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, al
 
 def has_ladder(database: Path) -> bool:
     """Whether `database` holds a ladder service's tables with at least one ladder."""
-    from arena.tournament.ladder_book import sqlite_has_table
+    from arena.tournament.ladder_book import has_table
 
-    return sqlite_has_table(database, "ladders") and bool(LadderBook(database).ladders())
+    return has_table(database, "ladders") and bool(LadderBook(database).ladders())
 
 
 def show_only_ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:

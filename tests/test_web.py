@@ -339,6 +339,6 @@ def test_a_tournament_not_on_a_terminal_logs_a_line_per_match_with_an_eta(played
         assert (int(m.group(1)), int(m.group(2))) == (n, len(rows))
         row = rows[m.group(3)]
         assert m.group(4) == row["termination"]
-        winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_team"], "nobody")
+        winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_bot"], "nobody")
         assert m.group(5) == winner
     assert lines[-1].endswith("ETA 0 s")
