@@ -137,7 +137,7 @@ def test_the_overall_table_shows_each_bots_elo_from_the_stored_matches(full: Pla
     printed = {}
     for line in overall.splitlines():
         cells = [c.strip() for c in line.split("│")[1:-1]]
-        if len(cells) == 13 and cells[0].isdigit():
+        if len(cells) == 18 and cells[0].isdigit():
             printed[cells[1]] = (int(cells[0]), cells[6], cells[7])
     store = Store(full.folder / "arena.db")
     try:

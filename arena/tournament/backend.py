@@ -66,7 +66,7 @@ def describe(target: Target) -> str:
     return str(target)
 
 
-def driver_errors() -> tuple[type[BaseException], ...]:
+def driver_errors() -> tuple[type[Exception], ...]:
     """The exception classes a database operation may raise (sqlite3's, and psycopg's when
     it is installed)."""
     try:

@@ -294,7 +294,8 @@ class TournamentRunner:
             )
         private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
         socket = private / "referee.sock"
-        hidden = [cfg.database, cfg.replays, cfg.logs, private,
+        hidden = [*([cfg.database] if isinstance(cfg.database, Path) else []),  # a file
+                  cfg.replays, cfg.logs, private,
                   *([cfg.source] if cfg.source is not None else []),
                   *([cfg.secret_file] if cfg.secret_file is not None else [])]
         if cfg.tls_key is not None:

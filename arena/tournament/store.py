@@ -13,6 +13,7 @@ one written by a newer truco-arena is refused (`SchemaTooNewError`) and left unt
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from dataclasses import dataclass, field
@@ -244,6 +245,12 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def reconnect(self) -> None:
+        """A new connection in place of one that was lost (PostgreSQL: a server restart)."""
+        old, self.db = self.db, open_backend(self.path, busy_timeout=self.busy_timeout)
+        with contextlib.suppress(Exception):
+            old.close()
 
     def begin_tournament(
         self, name: str, config: dict[str, object], secret: bytes | None = None
