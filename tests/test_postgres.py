@@ -280,3 +280,68 @@ def test_a_postgresql_database_from_a_newer_arena_is_refused(postgres: PgServer,
     with psycopg.connect(url) as conn:
         assert conn.execute("SELECT version FROM schema_version WHERE component = 'store'"
                             ).fetchone() == (SCHEMA_VERSION + 1,)
+
+
+def test_a_database_url_of_another_kind_is_refused_naming_the_field(tmp_path: Path) -> None:
+    """`database = "mysql://..."` is not taken for a file name: `arena tournament` exits 2
+    with one line naming tournament.database and what it accepts."""
+    run = arena("tournament", _config(tmp_path, "mysql://arena@127.0.0.1/x", name="other"),
+                "--no-progress", cwd=tmp_path)
+    assert run.returncode == 2, explain(run)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, explain(run)
+    assert "tournament.database: mysql:// is not supported" in lines[0], explain(run)
+    assert "postgresql://" in lines[0]
+
+
+def test_psycopg_errors_worth_retrying_are_told_apart() -> None:
+    """storage.transient: a lost connection, a server shutting down or too many connections
+    is "connection" (reconnect and retry), a serialization failure or deadlock "locked", a
+    full disk on the server "full"; a constraint violation or a syntax error is not retried."""
+    from psycopg import errors as pg
+
+    from arena.tournament.storage import transient
+
+    assert transient(psycopg.OperationalError("server closed the connection")) == "connection"
+    assert transient(pg.AdminShutdown()) == "connection"
+    assert transient(pg.TooManyConnections()) == "connection"
+    assert transient(psycopg.InterfaceError("the connection is closed")) == "connection"
+    assert transient(pg.SerializationFailure()) == "locked"
+    assert transient(pg.DeadlockDetected()) == "locked"
+    assert transient(pg.DiskFull()) == "full"
+    assert transient(pg.UniqueViolation()) is None
+    assert transient(pg.SyntaxError()) is None
+
+
+def test_the_ladder_tables_live_in_postgresql_too(postgres: PgServer, tmp_path: Path) -> None:
+    """The ladder's own tables on PostgreSQL: a ladder created through LadderBook gets its
+    schema version row; `arena ladder add` and `retire --database postgresql://...` (the CLI)
+    enter and retire a version, which LadderBook then reads back; pair numbers go on."""
+    from arena.tournament.ladder_book import LadderBook
+
+    url = postgres.new_database("ladder")
+    book = LadderBook(url)
+    try:
+        book.save_settings("lad", {"k": 3, "min_games": 2, "inherit": True,
+                                   "variants": ["mineiro-1v1"]})
+        book.schedule_pair("lad", 1, "mineiro-1v1", "a", "b", 42)
+    finally:
+        book.close()
+    add = arena("ladder", "add", "bot", "--version", "2", "--command", "python b.py",
+                "--database", url, cwd=tmp_path)
+    assert add.returncode == 0, explain(add)
+    assert "entered bot@2 in ladder lad" in add.stdout
+    retire = arena("ladder", "retire", "bot", "--database", url, cwd=tmp_path)
+    assert retire.returncode == 0, explain(retire)
+    book = LadderBook(url)
+    try:
+        (entry,) = book.entries("lad")
+        assert entry.bot.identity == "bot@2"
+        assert entry.bot.command == ("python", "b.py")
+        assert entry.retired_at is not None
+        assert book.next_pair("lad") == 2
+    finally:
+        book.close()
+    with psycopg.connect(url) as conn:
+        assert dict(conn.execute("SELECT component, version FROM schema_version").fetchall()) \
+            == {"store": SCHEMA_VERSION, "ladder": 1}
