@@ -76,8 +76,8 @@ class Database:
         except errors as exc:
             raise DatabaseError(f"database: cannot open {where}: {exc}") from None
         try:
-            version = db.version("store")
-            if version != SCHEMA_VERSION:
+            version = backend.check_version(db, "store", SCHEMA_VERSION)  # newer: refused
+            if version < SCHEMA_VERSION:
                 raise DatabaseError(
                     f"database: {where} has schema version {version}, this arena reads "
                     f"{SCHEMA_VERSION}: open it once with a writing command (`arena standings`, "
