@@ -345,3 +345,45 @@ def test_the_ladder_tables_live_in_postgresql_too(postgres: PgServer, tmp_path: 
     with psycopg.connect(url) as conn:
         assert dict(conn.execute("SELECT component, version FROM schema_version").fetchall()) \
             == {"store": SCHEMA_VERSION, "ladder": 1}
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def target(request: pytest.FixtureRequest, tmp_path: Path) -> str | Path:
+    """A fresh results database of each kind."""
+    if request.param == "sqlite":
+        return tmp_path / "arena.db"
+    server: PgServer = request.getfixturevalue("postgres")
+    return server.new_database("save")
+
+
+def test_saving_a_match_twice_keeps_one_row_with_its_latency_and_faults(
+    target: str | Path,
+) -> None:
+    """On either backend: a match (played in-process on trio's MockClock: seat 0 answers
+    after exactly 20 ms, seat 1 never answers) saved twice is one row; the row keeps seat 0's
+    latency (p50 = p99 = 20 ms, within the histograms' 2 %) and seat 1's three timeouts (two
+    strikes, then the one that ended the match); the standings read them back."""
+    from test_referee import answer_after, play, silent
+
+    from arena.tournament import latency as lat
+    from arena.tournament.standings import standings
+    from arena.tournament.store import Store
+
+    report, _, _ = play("mineiro-1v1", [answer_after(0.02), silent])
+    store = Store(target)
+    try:
+        store.begin_tournament("t", {})
+        for _ in range(2):
+            store.save_match("t", report, options={}, team_bots=("bot0", "bot1"), replay=None)
+        (row,) = store.matches("t")
+    finally:
+        store.close()
+    assert (row.termination, row.winner_bot) == ("timeout", 0)
+    assert row.faults == ({}, {"timeout": 3})
+    lines = {line.bot: line for line in standings([row])}
+    assert lines["bot0"].decisions == sum(1 for d in report.decisions if d.seat == 0) > 0
+    for q in (lines["bot0"].p50_ms, lines["bot0"].p99_ms):
+        assert q is not None
+        assert abs(q - 20.0) <= lat.MAX_ERROR * 20.0
+    assert lines["bot1"].fault_kinds == {"timeout": 3}
+    assert lines["bot1"].p50_ms is not None  # its two timed-out decisions were timed too
