@@ -16,6 +16,8 @@ outside: raw stubs generated from arena/v1 (no SDK), over a real port, while a r
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from structlog.testing import capture_logs
 from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, stored_matches
 from test_privacy_property import HandTruth, cards_in
@@ -33,7 +36,7 @@ from arena.errors import ConfigError
 from arena.replay import load_replay, verify_replay
 from arena.rpc import convert
 from arena.rpc.server import Hub, serve_referee
-from arena.rpc.spectator import SpectatorFeed
+from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Match, MatchRecord, variant_names
 from arena.rules.public import held, public_view
 from arena.tournament.config import TournamentConfig, parse_config
@@ -376,3 +379,37 @@ def test_a_bad_spectator_token_is_refused_naming_the_field(tmp_path: Path, token
     one-line error naming `spectators.token`."""
     with pytest.raises(ConfigError, match=r"^spectators\.token: must be a string of 8\.\.200"):
         _config(tmp_path, "bad", games=1, ponder_ms=1, token=token)
+
+
+def test_the_sample_spectator_script_watches_a_match_to_its_end() -> None:
+    """sample_bots/spectator.py (the README's raw-stub client), run as its own process against
+    a real referee server, lists the live match and prints its updates to the `ended` one;
+    reflection lists the Spectator service (for grpcurl)."""
+    match = Match("argentine-1v1", SHORT, seed=8)
+    live = LiveMatches()
+    feed = SpectatorFeed(live)
+
+    def test(address: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+        trio.from_thread.run_sync(live.__setitem__, "t:m", (("a", "b"), match))
+        script = subprocess.Popen(
+            [sys.executable, str(SAMPLE_BOTS / "spectator.py"), address, "t:m"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        while not match.is_over:
+            trio.from_thread.run_sync(match.apply, match.legal_actions()[0])
+        trio.from_thread.run_sync(live.pop, "t:m")
+        out, err = script.communicate(timeout=60)
+        with grpc.insecure_channel(address) as channel:
+            replies = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo(
+                iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=5)
+            services = [s.name for r in replies for s in r.list_services_response.service]
+        return subprocess.CompletedProcess(script.args, script.returncode, out, err), services
+
+    run, services = trio.run(_feed_server, feed, test)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "live: t:m (a vs b)"
+    assert lines[1].startswith("t:m #0 game 0 hand 0 scores [0, 0] trick -")
+    assert lines[-1].endswith(" ended")
+    assert f"scores {list(match.scores)}" in lines[-1]
+    assert "arena.v1.Spectator" in services
