@@ -34,7 +34,7 @@ from test_privacy_property import HandTruth, cards_in
 
 from arena.errors import ConfigError
 from arena.replay import load_replay, verify_replay
-from arena.rpc import convert
+from arena.rpc import convert, spectator
 from arena.rpc.server import Hub, serve_referee
 from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Match, MatchRecord, variant_names
@@ -413,3 +413,31 @@ def test_the_sample_spectator_script_watches_a_match_to_its_end() -> None:
     assert lines[-1].endswith(" ended")
     assert f"scores {list(match.scores)}" in lines[-1]
     assert "arena.v1.Spectator" in services
+
+
+def test_an_unwatched_feed_without_delay_does_not_look_at_the_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With nobody watching and no delay, a look of the feed builds no view of a match that
+    is already known (the feed costs the referee nothing while a match is played): only its
+    start is noted, which ListMatches lists; with a delay, every look builds one."""
+    calls = [0]
+    real = spectator.witness_view
+
+    def counted(match: Match) -> Any:
+        calls[0] += 1
+        return real(match)
+
+    monkeypatch.setattr(spectator, "witness_view", counted)
+
+    async def main(delay_s: float) -> tuple[int, list[str]]:
+        match = Match("argentine-1v1", SHORT, seed=2)
+        feed = SpectatorFeed(lambda: {"t:m": (("a", "b"), match)}, delay_s=delay_s)
+        calls[0] = 0
+        for _ in range(10):
+            match.apply(match.legal_actions()[0])
+            feed.sample()
+        return calls[0], [m.match_id for m in feed.listed()]
+
+    assert trio.run(main, 0.0) == (1, ["t:m"])
+    assert trio.run(main, 5.0)[0] == 10

@@ -35,12 +35,12 @@ import trio
 
 from arena.rpc import convert
 from arena.rules import Match, SeatView
-from arena.rules.public import held, public_view
+from arena.rules.public import held, public_view, witness_view
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICE = "arena.v1.Spectator"
-SAMPLE_S = 0.05  # how often the live matches are looked at
+SAMPLE_S = 0.05  # how often the live matches are looked at (while watched, or delayed)
 BUFFER = 256  # updates a watcher may leave unread before it is dropped
 
 Entry = tuple[tuple[str, ...], Match]  # the bot at each seat, and the match being played
@@ -75,6 +75,7 @@ class _Tracked:
     info: pb.LiveMatch
     match: Match
     steps: int = 0
+    seen: tuple[int, int, int, bool] | None = None  # game, hand, moves, over: when it changes
     last: tuple[SeatView, tuple[int, ...]] | None = None
 
 
@@ -159,8 +160,12 @@ class SpectatorFeed:
         """Note every change of a live match's public table, and release what is old enough."""
         now = self.clock()
         current = self.live()
+        # Nobody watching and nothing to keep for later: only the starts and ends (for
+        # ListMatches and a watcher's first update); the looks cost a view per match.
+        idle = not self._watchers and self.delay_s == 0
         for match_id, entry in list(current.items()):
-            self._note(self._track(match_id, entry), now, ended=False)
+            if not idle or match_id not in self._tracked:
+                self._note(self._track(match_id, entry), now, ended=False)
         for match_id in [m for m in self._tracked if m not in current]:
             self._note(self._tracked.pop(match_id), now, ended=True)
         self._release_due(now)
@@ -190,7 +195,14 @@ class SpectatorFeed:
             self._release(released)
 
     def _note(self, tracked: _Tracked, now: float, *, ended: bool) -> None:
-        table = (public_view(tracked.match), held(tracked.match))
+        witness = witness_view(tracked.match)
+        # Every public change comes with a move, a new hand or game, or the end.
+        seen = (witness.game_number, witness.hand_number, len(witness.moves),
+                tracked.match.is_over)
+        if seen == tracked.seen and not ended:
+            return
+        tracked.seen = seen
+        table = (public_view(tracked.match, witness), held(tracked.match))
         if table == tracked.last and not ended:
             return
         tracked.last = table

@@ -18,11 +18,17 @@ from arena.rules.views import SeatView
 NOBODY = -1  # `seat`, `team` and `side` of a spectator's view
 
 
-def public_view(match: Match) -> SeatView:
-    """The table as a spectator may see it now."""
-    gallo = match.view(0).gallo
-    witness = 0 if gallo != 0 else 1  # a seat that is not the gallo sees the public moves
-    view = match.view(witness)
+def witness_view(match: Match) -> SeatView:
+    """The view of a seat that sees every public move: any seat but the gallo (whose own
+    moves list its discard's card). Private to that seat: strip it with `public_view`."""
+    view = match.view(0)
+    return match.view(1) if view.gallo == 0 else view
+
+
+def public_view(match: Match, witness: SeatView | None = None) -> SeatView:
+    """The table as a spectator may see it now (from `witness`, the `witness_view` of this
+    moment, when the caller has it already)."""
+    view = witness if witness is not None else witness_view(match)
     return dataclasses.replace(
         view, seat=NOBODY, team=NOBODY, side=NOBODY, hand=(), hand_size=0, partner_cards=(),
         discard=None, legal_actions=(), signals=(),
