@@ -122,7 +122,7 @@ class SpectatorFeed:
 
     def __init__(
         self, live: Live | LiveMatches, *, delay_s: float = 0.0, token: str | None = None,
-        buffer: int = BUFFER, sample_s: float = SAMPLE_S,
+        buffer: int = BUFFER, sample_s: float | None = None,
         clock: Callable[[], float] = trio.current_time,
     ) -> None:
         self.live: Live = live.copy if isinstance(live, LiveMatches) else live
@@ -130,7 +130,7 @@ class SpectatorFeed:
         self.delay_s = delay_s
         self.token = token
         self.buffer = buffer
-        self.sample_s = sample_s
+        self.sample_s = SAMPLE_S if sample_s is None else sample_s
         self.clock = clock
         self._tracked: dict[str, _Tracked] = {}  # trio thread only
         self._held_back: deque[tuple[float, pb.SpectatorUpdate]] = deque()  # trio thread only
