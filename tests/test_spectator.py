@@ -448,3 +448,25 @@ def test_an_unwatched_feed_without_delay_does_not_look_at_the_tables(
 
     assert trio.run(main, 0.0) == (1, ["t:m"])
     assert trio.run(main, 5.0)[0] == 10
+
+
+def test_a_failing_look_is_logged_and_stops_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fault while the feed looks at a table (here: building the view raises) is a
+    `spectator_look_failed` log event naming the match; the look returns normally, so
+    neither the referee's server (which runs the feed) nor the match is stopped."""
+
+    def broken(match: Match) -> Any:
+        raise RuntimeError("no view today")
+
+    monkeypatch.setattr(spectator, "witness_view", broken)
+
+    async def main() -> None:
+        match = Match("argentine-1v1", SHORT, seed=2)
+        SpectatorFeed(lambda: {"t:m": (("a", "b"), match)}, delay_s=1).sample()
+
+    with capture_logs() as logs:
+        trio.run(main)
+    failed = [e for e in logs if e["event"] == "spectator_look_failed"]
+    assert len(failed) == 1
+    assert failed[0]["match_id"] == "t:m"
+    assert "no view today" in failed[0]["error"]

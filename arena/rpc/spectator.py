@@ -195,6 +195,15 @@ class SpectatorFeed:
             self._release(released)
 
     def _note(self, tracked: _Tracked, now: float, *, ended: bool) -> None:
+        """Note the match's table if it changed. Never raises: a fault here must not stop the
+        referee's server (its nursery runs the feed) nor a match (it calls the hooks)."""
+        try:
+            self._note_table(tracked, now, ended=ended)
+        except Exception as exc:  # logged; spectators miss this table
+            log.exception("spectator_look_failed", match_id=tracked.info.match_id,
+                          error=repr(exc))
+
+    def _note_table(self, tracked: _Tracked, now: float, *, ended: bool) -> None:
         witness = witness_view(tracked.match)
         # Every public change comes with a move, a new hand or game, or the end.
         seen = (witness.game_number, witness.hand_number, len(witness.moves),
