@@ -107,7 +107,7 @@ class Referee:
 
 class SpectatorStub:
     """---------------------------------------------------------------------------------------------
-    Spectators (added in 1.1, wire-compatible: a new service; bots never use it)
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
     ---------------------------------------------------------------------------------------------
 
     Watching live matches, for programs (the web's live page shows the same). Served on the
@@ -141,7 +141,7 @@ class SpectatorStub:
 
 class SpectatorServicer:
     """---------------------------------------------------------------------------------------------
-    Spectators (added in 1.1, wire-compatible: a new service; bots never use it)
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
     ---------------------------------------------------------------------------------------------
 
     Watching live matches, for programs (the web's live page shows the same). Served on the
@@ -195,7 +195,7 @@ def add_SpectatorServicer_to_server(servicer, server):
  # This class is part of an EXPERIMENTAL API.
 class Spectator:
     """---------------------------------------------------------------------------------------------
-    Spectators (added in 1.1, wire-compatible: a new service; bots never use it)
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
     ---------------------------------------------------------------------------------------------
 
     Watching live matches, for programs (the web's live page shows the same). Served on the
