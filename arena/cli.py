@@ -37,6 +37,7 @@ from arena.referee import MatchReport
 from arena.replay import describe, load_replay, verify_replay
 from arena.rules import find_variant, variant_names
 from arena.rules.variants import VARIANTS, OptionSpec
+from arena.terminal import LiveStandings, live_view, match_line
 from arena.tournament import (
     BotSpec,
     Pairing,
@@ -214,6 +215,7 @@ def _run(
         disable=not progress, transient=False,
     )
     task = bar.add_task(config.name, total=todo)
+    standings = LiveStandings(config.name)  # drawn live above the bar on a terminal
     begun = time.monotonic()
     finished = [0]
 
@@ -221,15 +223,16 @@ def _run(
         bar.advance(task)
         o = report.outcome
         finished[0] += 1
+        bots = (pairing.teams[0].name, pairing.teams[1].name)
+        accounts = find_variant(pairing.variant).accounts(pairing.options)
+        side, points, _games = bot_results(report, bots, accounts)
+        standings.add(bots, side, points)
         if not err.is_terminal:  # a log, not a bar: one line per finished match, with an ETA
             n = finished[0]
             eta = (time.monotonic() - begun) / n * (todo - n)
-            bots = (pairing.teams[0].name, pairing.teams[1].name)
-            accounts = find_variant(pairing.variant).accounts(pairing.options)
-            side = bot_results(report, bots, accounts)[0]
             winner = "nobody" if side is None else bots[side]
-            err.print(f"[{n}/{todo}] {pairing.match_id}: {o.termination.name.lower()}, "
-                      f"won by {winner}; ETA {eta:.0f} s", highlight=False, markup=False)
+            err.print(match_line(n, todo, pairing.match_id, o.termination.name.lower(),
+                                 winner, points, eta), highlight=False, markup=False)
         if not o.normal:
             who = ("no winner" if o.faulty_seat is None
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
@@ -272,7 +275,7 @@ def _run(
             nursery.cancel_scope.cancel()
 
     try:
-        with bar:
+        with live_view(err, bar, standings, enabled=progress):
             trio.run(run_with_web if web else runner.run)
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
         if not _interrupted(exc):

@@ -48,8 +48,9 @@
     pass_env = []                   # names of variables of the referee bots also get
     writable = []                   # folders bound read-write into every sandbox
 
-    [spectators]                    # live spectating with --web (public information only)
+    [spectators]                    # live spectating: --web pages and the gRPC Spectator
     delay_s = 0                     # seconds spectators see the table late
+    token = "..."                   # optional: gRPC spectators must send it (else: open)
 
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
@@ -158,6 +159,7 @@ class TournamentConfig:
     source: Path | None = None  # the config file itself (hidden from every sandbox)
     notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
+    spectator_token: str | None = None  # [spectators] token: gRPC spectators must send it
 
 
 PROTOCOLS = ("grpc", "stdio")  # how a launched bot talks: gRPC itself, or lines on stdio
@@ -370,7 +372,12 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
             if b"-----BEGIN" not in pem:
                 raise ConfigError(f"tls.{name}: {path} is not a PEM file")
     spectators = raw.get("spectators", {})
-    _check_keys(spectators, {"delay_s"}, "spectators")
+    _check_keys(spectators, {"delay_s", "token"}, "spectators")
+    spectator_token = spectators.get("token")
+    if spectator_token is not None and (not isinstance(spectator_token, str)
+                                        or not 8 <= len(spectator_token) <= 200):
+        raise ConfigError("spectators.token: must be a string of 8..200 characters, "
+                          f"got {spectator_token!r}")
     delay = spectators.get("delay_s", 0)
     if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 3600:
         raise ConfigError(f"spectators.delay_s: must be a number of seconds 0..3600, got {delay!r}")
@@ -414,6 +421,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         challenger=challenger,
         sandbox=sandbox,
         spectator_delay_s=float(delay),
+        spectator_token=spectator_token,
     )
 
 

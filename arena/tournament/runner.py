@@ -27,6 +27,7 @@ import trio
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.server import Connection, Hub, serve_referee
+from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
@@ -166,7 +167,8 @@ class TournamentRunner:
         self._warned: set[tuple[str, str, float | None]] = set()
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
         # The matches being played now: id -> (the bot in each seat, the engine's match).
-        self.live: dict[str, tuple[tuple[str, ...], Match]] = {}
+        self.live = LiveMatches()  # match id -> (bots, Match), for spectators
+        self.spectators: SpectatorFeed | None = None  # the gRPC spectators' feed, while serving
         self.argv: dict[str, list[str]] = {
             bot.name: _resolve(i, bot) for i, bot in enumerate(config.bots) if bot.launched
         }
@@ -310,6 +312,8 @@ class TournamentRunner:
             host = cfg.listen.rsplit(":", 1)[0]
             if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
                 host = "127.0.0.1"
+            self.spectators = SpectatorFeed(self.live, delay_s=cfg.spectator_delay_s,
+                                            token=cfg.spectator_token)
             async with trio.open_nursery() as storing:
                 self.storage.running = True  # from now on matches queue their results
                 storing.start_soon(self._store_results)
@@ -321,6 +325,7 @@ class TournamentRunner:
                         # sandboxed, a private TCP port when not): a flood at the door of
                         # `listen` cannot keep them out.
                         private_address=f"{host}:0",
+                        spectators=self.spectators,  # arena.v1.Spectator
                     ) as server, trio.open_nursery() as drains:
                         self.address = f"{host}:{server.port}"
                         self.launch_address = f"{host}:{server.more_ports[0]}"
