@@ -326,6 +326,14 @@ def test_a_token_guards_the_feed_and_unknown_matches_are_named() -> None:
     assert not out[6].table.hand
 
 
+def _wait_for(condition: Callable[[], bool], timeout: float = 30) -> None:
+    """Poll `condition` until it holds; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out waiting"
+        time.sleep(0.005)
+
+
 def test_a_watcher_that_stops_reading_is_dropped_and_the_match_never_waits() -> None:
     """A raw client opens Watch on every match and reads nothing while 30 matches are played
     to their end, one look of the feed per round of actions: every look returns at once (the
@@ -348,15 +356,19 @@ def test_a_watcher_that_stops_reading_is_dropped_and_the_match_never_waits() -> 
     def test(address: str) -> dict[str, Any]:
         # No BDP probing: the client's window stays small, as a real stalled reader's does.
         channel = grpc.insecure_channel(address, options=[("grpc.http2.bdp_probe", 0)])
-        idle = pb_grpc.SpectatorStub(channel).Watch(pb.WatchRequest(), timeout=90)  # unread
         reader = Watcher(address)
-        time.sleep(0.5)  # both subscribed
+        _wait_for(lambda: feed.watching == 1)
+        (mine,) = feed._watchers  # the reader's queue on the server
+        idle = pb_grpc.SpectatorStub(channel).Watch(pb.WatchRequest(), timeout=90)  # unread
+        _wait_for(lambda: feed.watching == 2)
         while live:
             trio.from_thread.run_sync(act)
             began = time.monotonic()
             trio.from_thread.run_sync(feed.sample)
             slowest.append(time.monotonic() - began)
-            time.sleep(0.02)  # the pace of a fast tournament: the reader keeps up with it
+            # The reader keeps up, however loaded the machine: the next round waits until its
+            # queue is written (the idle watcher's is never read).
+            _wait_for(lambda: not mine.queue)
         deadline = time.monotonic() + 60
         while not any(u.ended for _t, u in reader.updates[-1:]) and time.monotonic() < deadline:
             time.sleep(0.1)

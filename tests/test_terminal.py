@@ -105,7 +105,7 @@ def test_not_on_a_terminal_a_real_tournament_prints_one_plain_line_per_match(
         row = rows[m.group(2)]
         assert int(m.group(1)) == n
         assert m.group(3) == row["termination"]
-        assert m.group(4) == {0: row["bot0"], 1: row["bot1"]}.get(row["winner_team"], "nobody")
+        assert m.group(4) == {0: row["bot0"], 1: row["bot1"]}.get(row["winner_bot"], "nobody")
         assert (int(m.group(5)), int(m.group(6))) == (row["points0"], row["points1"])
     assert "played 3 matches" in run.stderr
 
