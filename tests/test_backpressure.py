@@ -9,16 +9,29 @@ reading, a real SQLite file.
 from __future__ import annotations
 
 import gc
+import socket
+import struct
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import pytest
 import trio
 from structlog.testing import capture_logs
 
+from arena.referee import FaultPolicy, Termination, TimeControl, run_match
+from arena.referee import match as referee_match
 from arena.rpc.bridge import GC_THRESHOLD, GrpcServerThread
+from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
+from arena.rules import Match
 from arena.tournament import TournamentRunner
 from arena.tournament.config import parse_config
+from arena.v1 import arena_pb2 as pb
 
 
 def _runner(tmp_path: Path, decision_ms: int = 100) -> TournamentRunner:
@@ -90,3 +103,109 @@ def test_the_collector_is_tuned_while_serving_and_restored_after(tmp_path: Path)
     assert threshold[1:] == before[0][1:]
     assert frozen > before[1] + 1000  # the modules, the rules' tables, ...
     assert (gc.get_threshold(), gc.get_freeze_count()) == (before[0], 0)
+
+
+# ---------------------------------------------------------------- a bot that stops reading
+
+
+class _StalledClient:
+    """A bot speaking raw HTTP/2 (the `h2` library: no gRPC, no SDK) that opens the Play
+    stream, sends its hello, and then never reads its stream: it grants the server no
+    flow-control window (its SETTINGS say 0 bytes per stream and it never sends a
+    WINDOW_UPDATE), so not one byte of any response message can be written to it. It still
+    answers the connection's own frames (PING, SETTINGS), as a live but stuck process would:
+    its socket is read on a thread only to keep the connection alive."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self._sock = socket.create_connection(("127.0.0.1", port))
+        self._h2 = h2.connection.H2Connection(
+            h2.config.H2Configuration(client_side=True, header_encoding="utf-8")
+        )
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.response_bytes = 0  # DATA the server managed to send (should stay 0)
+        with self._lock:
+            self._h2.initiate_connection()
+            self._h2.update_settings({h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: 0})
+            stream = self._h2.get_next_available_stream_id()
+            self._h2.send_headers(stream, [
+                (":method", "POST"), (":scheme", "http"), (":path", PLAY_ROUTE.path),
+                (":authority", f"127.0.0.1:{port}"), ("content-type", "application/grpc"),
+                ("te", "trailers"),
+            ])
+            hello = pb.BotMessage(hello=pb.Hello(bot_name="stalled", token=token,
+                                                 protocol_version=1)).SerializeToString()
+            self._h2.send_data(stream, b"\0" + struct.pack(">I", len(hello)) + hello)
+            self._sock.sendall(self._h2.data_to_send())
+        self._thread = threading.Thread(target=self._keep_alive, name="stalled-bot")
+        self._thread.start()
+
+    def _keep_alive(self) -> None:
+        self._sock.settimeout(0.1)
+        while not self._stop.is_set():
+            try:
+                data = self._sock.recv(65536)
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            if not data:
+                return
+            with self._lock:
+                for event in self._h2.receive_data(data):
+                    if isinstance(event, h2.events.DataReceived):
+                        self.response_bytes += len(event.data)  # never acknowledged
+                self._sock.sendall(self._h2.data_to_send())
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sock.close()
+
+
+def test_a_request_that_cannot_be_written_times_out_after_the_unsent_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bot that connects, says hello and then stops reading its stream (a raw HTTP/2 client
+    that grants no flow-control window) is sent a decision request that gRPC can never
+    write. The referee does not start the bot's clock for a request that has not left, so
+    it waits past the deadline — but no longer than `UNSENT_LIMIT_S` past it (the guard:
+    here 1 s instead of 5 s, to keep the test short): then the decision is a timeout, the
+    strike ends the match, and nothing hangs."""
+    monkeypatch.setattr(referee_match, "UNSENT_LIMIT_S", 1.0)
+    tc = TimeControl(decision_ms=100, grace_ms=50)
+
+    async def main() -> tuple[Any, float, int]:
+        hub = Hub()
+        hub.admit("stalled-token", "stalled")
+        async with serve_referee(hub) as server:
+            client = await trio.to_thread.run_sync(_StalledClient, server.port, "stalled-token")
+            try:
+                with trio.fail_after(30):  # without the guard the match would never end
+                    conn = await hub.connection_for("stalled-token")
+                    links: list[Any] = [conn.link("m", 0, reconnect=False),
+                                        conn.link("m", 1, reconnect=False)]
+                    started = trio.current_time()
+                    report = await run_match("m", Match("argentine-1v1", seed=3), links,
+                                             time_control=tc,
+                                             policy=FaultPolicy(max_strikes=1))
+                    took = trio.current_time() - started
+                with trio.move_on_after(0.5):  # a normal end would wait for the unwritable
+                    await conn.close()  # messages first; cancelled, it aborts the stream
+            finally:
+                await trio.to_thread.run_sync(client.close)
+        return report, took, client.response_bytes
+
+    with capture_logs() as logs:
+        report, took, received = trio.run(main)
+    assert received == 0  # not one byte of a message reached the bot
+    assert report.outcome.termination is Termination.TIMEOUT, report.outcome
+    assert "no answer within 100 ms" in report.outcome.detail
+    # It waited for the request to leave (the bot's clock never started) up to the guard...
+    assert took >= (tc.decision_ms + tc.grace_ms) / 1000 + 1.0
+    # ... and then called it (generously bounded: a loaded machine only makes it later).
+    assert took < 20
+    faults = [e for e in logs if e["event"] == "fault"]
+    assert [(e["fault"], e["seat"]) for e in faults] == [
+        ("timeout", report.outcome.faulty_seat)
+    ], faults
