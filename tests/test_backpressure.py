@@ -21,11 +21,14 @@ import h2.connection
 import h2.events
 import h2.settings
 import pytest
+import structlog
 import trio
+import trio.testing
 from structlog.testing import capture_logs
 
 from arena.referee import FaultPolicy, Termination, TimeControl, run_match
 from arena.referee import match as referee_match
+from arena.referee.local import LocalLink, first_legal
 from arena.rpc.bridge import GC_THRESHOLD, GrpcServerThread
 from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
 from arena.rules import Match
@@ -209,3 +212,32 @@ def test_a_request_that_cannot_be_written_times_out_after_the_unsent_limit(
     assert [(e["fault"], e["seat"]) for e in faults] == [
         ("timeout", report.outcome.faulty_seat)
     ], faults
+
+
+def test_a_match_binds_its_logger_once_not_per_decision(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The referee's log calls go through structlog's module-level lazy proxy, which builds
+    a whole bound logger at every call (as costly as writing the decision line itself): a
+    match binds one at its start and logs every decision through it. The lines are the
+    same: one `decision` event per decision, carrying the match's bound context."""
+    binds = [0]
+    bind = structlog._config.BoundLoggerLazyProxy.bind
+
+    def counting_bind(self: Any, **values: Any) -> Any:
+        binds[0] += 1
+        return bind(self, **values)
+
+    monkeypatch.setattr(structlog._config.BoundLoggerLazyProxy, "bind", counting_bind)
+    links: list[Any] = [LocalLink("a", first_legal), LocalLink("b", first_legal)]
+
+    async def main() -> Any:
+        return await run_match("m", Match("argentine-1v1", seed=5), links)
+
+    with capture_logs(processors=[structlog.contextvars.merge_contextvars]) as logs:
+        report = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    decisions = [e for e in logs if e["event"] == "decision"]
+    assert len(report.decisions) > 20
+    assert len(decisions) == len(report.decisions)
+    assert all(e["match_id"] == "m" for e in decisions)
+    assert binds[0] <= 2, binds  # once per match (not once per line)
