@@ -49,6 +49,7 @@ disturbs less than the rates.
 from __future__ import annotations
 
 import asyncio
+import functools
 import multiprocessing
 import os
 import statistics
@@ -67,7 +68,7 @@ import trio
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
 from arena.referee import Answer, run_match
-from arena.rpc import convert
+from arena.rpc import convert, guest
 from arena.rpc.bridge import THREAD_NAME, quiet_gc
 from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
@@ -77,6 +78,9 @@ STREAMS = (1, 16, 64)
 VARIANT = "argentine-1v1"
 BATCHES = os.environ.get("BENCH_BATCHES", "1") != "0"
 """Whether the bot client says `accepts_batches` (as the SDK and the JS bot do)."""
+MODES = ("thread", "guest")
+"""How the referee runs: `trio.run` with gRPC on its own thread, or trio as a guest on the
+asyncio loop that serves gRPC (`arena.rpc.guest.run`). ``BENCH_MODES`` picks some."""
 WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
 
 
@@ -336,8 +340,10 @@ def measure_raw(streams: int, seconds: float) -> Round:
     return Round.of(*asyncio.run(main()))
 
 
-def measure_referee(streams: int, seconds: float) -> Round:
-    """The referee: serve_referee + Hub + run_match, decisions logged to a temporary file."""
+def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round:
+    """The referee: serve_referee + Hub + run_match, decisions logged to a temporary file;
+    under `trio.run` (mode ``thread``: gRPC on a thread of its own) or `arena.rpc.guest.run`
+    (mode ``guest``: trio a guest on the loop that serves gRPC, one thread)."""
     made = [0]
 
     async def keep_playing(hub: Hub, token: str, index: int) -> None:
@@ -377,7 +383,7 @@ def measure_referee(streams: int, seconds: float) -> Round:
         log_file = Path(folder) / "referee.jsonl"
         arena_logging.configure(path=log_file)
         try:
-            tally, cpu, threads = trio.run(main)
+            tally, cpu, threads = (guest.run if mode == "guest" else trio.run)(main)
         finally:
             arena_logging.configure(stream=_devnull())  # and the file is closed
         logged = _decision_lines(log_file)
@@ -479,54 +485,64 @@ def _decision_lines(path: Path) -> int:
 
 
 def part(seconds: float) -> list[dict[str, object]]:
-    """Decisions per second and server CPU per decision, referee and raw, at each stream
-    count: best of ``BENCH_ROUNDS`` alternating rounds."""
+    """Decisions per second and server CPU per decision, referee (in each of `MODES`) and
+    raw, at each stream count: best of ``BENCH_ROUNDS`` rounds that rotate the sides' order."""
     rounds = max(1, int(os.environ.get("BENCH_ROUNDS", "3")))
+    modes = [m for m in os.environ.get("BENCH_MODES", ",".join(MODES)).split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise ValueError(f"BENCH_MODES: unknown mode(s) {sorted(unknown)}; known: {MODES}")
     floor_us = min(measure_floor(seconds / rounds / 2) for _ in range(rounds))
     rows: list[dict[str, object]] = []
     for streams in STREAMS:
         raw: list[Round] = []
-        referee: list[Round] = []
+        referee: dict[str, list[Round]] = {mode: [] for mode in modes}
         for i in range(rounds):
-            sides: list[tuple[Callable[[int, float], Round], list[Round]]] = [
-                (measure_raw, raw), (measure_referee, referee)
+            sides: list[tuple[Callable[[], Round], list[Round]]] = [
+                (functools.partial(measure_raw, streams, seconds / rounds), raw),
+                *((functools.partial(measure_referee, streams, seconds / rounds, mode),
+                   referee[mode]) for mode in modes),
             ]
-            for measure, results in sides if i % 2 == 0 else reversed(sides):
-                results.append(measure(streams, seconds / rounds))
+            shift = i % len(sides)
+            for measure, results in sides[shift:] + sides[:shift]:
+                results.append(measure())
         best_raw = max(r.tally.rate for r in raw)
-        best_ref = max(r.tally.rate for r in referee)
         raw_us = min(r.cpu_us for r in raw)
-        ref = min(referee, key=lambda r: r.cpu_us)  # its split goes with it
-        ref_all = [r.tally for r in referee]
-        # The overhead, split: the floor (the referee's own work, no wire); the bridge (what
-        # the trio thread spends beyond the floor: receiving, routing, waking, hopping); the
-        # gRPC side (every other thread of the process: the asyncio loop's reader and writer
-        # tasks, grpc's own threads) beyond what the raw server spends in all.
-        bridge_us = ref.main_us - floor_us
-        grpc_us = ref.cpu_us - ref.main_us - raw_us
-        p50 = min(r.tally.rt_p50_ms for r in referee) - min(r.tally.rt_p50_ms for r in raw)
-        p99 = min(r.tally.rt_p99_ms for r in referee) - min(r.tally.rt_p99_ms for r in raw)
-        rows.append(
-            {
-                "streams": streams,
-                "ref dec B": _mean(t.decision_bytes for t in ref_all)
-                / _mean(t.decisions for t in ref_all),
-                "ref msg/dec": sum(t.messages for t in ref_all)
-                / max(1, sum(t.decisions for t in ref_all)),
-                "raw dec/s": best_raw,
-                "ref dec/s": best_ref,
-                "ref/raw": best_ref / best_raw,
-                "raw µs/dec": raw_us,
-                "ref µs/dec": ref.cpu_us,
-                "overhead µs": ref.cpu_us - raw_us,
-                "floor µs": floor_us,
-                "bridge µs": bridge_us,
-                "gRPC µs": grpc_us,
-                "ceiling": raw_us / (raw_us + floor_us),
-                "add p50 ms": p50,
-                "add p99 ms": p99,
-            }
-        )
+        for mode, results in referee.items():
+            ref = min(results, key=lambda r: r.cpu_us)  # its split goes with it
+            ref_all = [r.tally for r in results]
+            best_ref = max(r.tally.rate for r in results)
+            overhead = ref.cpu_us - raw_us
+            # The overhead, split: the floor (the referee's own work, no wire); the gRPC side
+            # (every thread but trio's: the asyncio loop's reader and writer tasks, grpc's
+            # own threads) beyond what the raw server spends in all; the bridge, the rest (on
+            # trio's thread beyond the floor: receiving, routing, waking, hopping). With trio
+            # a guest on the gRPC loop, both run on one thread: the bridge column holds both.
+            grpc_us = ref.cpu_us - ref.main_us - raw_us if mode == "thread" else None
+            p50 = min(r.tally.rt_p50_ms for r in results) - min(r.tally.rt_p50_ms for r in raw)
+            p99 = min(r.tally.rt_p99_ms for r in results) - min(r.tally.rt_p99_ms for r in raw)
+            rows.append(
+                {
+                    "streams": streams,
+                    "mode": mode,
+                    "ref dec B": _mean(t.decision_bytes for t in ref_all)
+                    / _mean(t.decisions for t in ref_all),
+                    "ref msg/dec": sum(t.messages for t in ref_all)
+                    / max(1, sum(t.decisions for t in ref_all)),
+                    "raw dec/s": best_raw,
+                    "ref dec/s": best_ref,
+                    "ref/raw": best_ref / best_raw,
+                    "raw µs/dec": raw_us,
+                    "ref µs/dec": ref.cpu_us,
+                    "overhead µs": overhead,
+                    "floor µs": floor_us,
+                    "bridge µs": overhead - floor_us - (grpc_us or 0.0),
+                    "gRPC µs": "-" if grpc_us is None else grpc_us,
+                    "ceiling": raw_us / (raw_us + floor_us),
+                    "add p50 ms": p50,
+                    "add p99 ms": p99,
+                }
+            )
     return rows
 
 

@@ -50,6 +50,7 @@ with no thread at all) can replace this one by providing the same three.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import gc
 import threading
 import time
@@ -247,11 +248,18 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_loop", "_token", "batch_to_asyncio", "batch_to_trio")
+    __slots__ = ("_loop", "_same_thread", "_token", "batch_to_asyncio", "batch_to_trio")
 
-    def __init__(self, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        token: trio.lowlevel.TrioToken,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        same_thread: bool = False,
+    ) -> None:
         self._token = token
         self._loop = loop
+        self._same_thread = same_thread  # trio is a guest on `loop`: no thread to cross
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
 
@@ -266,7 +274,10 @@ class _Crossing:
     def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
         try:
-            self._loop.call_soon_threadsafe(fn, *args)
+            if self._same_thread:
+                self._loop.call_soon(fn, *args)
+            else:
+                self._loop.call_soon_threadsafe(fn, *args)
         except RuntimeError:  # the loop is closed: the server thread has finished
             return False
         return True
@@ -840,9 +851,15 @@ class GrpcServerThread:
         send, receive = trio.open_memory_channel[BridgedStream[Any, Any]](backlog)
         self._send_incoming = send
         self.incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
-        self._loop = asyncio.new_event_loop()
-        self._crossing = _Crossing(trio.lowlevel.current_trio_token(), self._loop)
-        self._thread = threading.Thread(target=self._thread_main, name=THREAD_NAME)
+        host = _host_loop()
+        self._loop = asyncio.new_event_loop() if host is None else host
+        self._crossing = _Crossing(
+            trio.lowlevel.current_trio_token(), self._loop, same_thread=host is not None
+        )
+        self._thread = (
+            threading.Thread(target=self._thread_main, name=THREAD_NAME) if host is None else None
+        )
+        self._hosted: asyncio.Task[None] | None = None  # the server's task when hosted
         # trio thread only
         self._started = trio.Event()
         self._stopped = trio.Event()
@@ -868,7 +885,11 @@ class GrpcServerThread:
 
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)
-        self._thread.start()
+        if self._thread is not None:
+            self._thread.start()
+        else:  # a fresh context: none of the trio task's context variables
+            self._hosted = self._loop.create_task(self._serve_reporting(),
+                                                  context=contextvars.Context())
         try:
             await self._started.wait()
         finally:
@@ -884,7 +905,9 @@ class GrpcServerThread:
         self._send_incoming.close()
         self._crossing.to_asyncio(self._stop_requested.set)
         await self._stopped.wait()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
+        self._hosted = None
         self._crossing.batch_to_asyncio.defer = None
         self._batch_end.before_io_wait(0)
         with suppress(KeyError):
@@ -917,17 +940,20 @@ class GrpcServerThread:
         error: BaseException | None = None
         try:
             with asyncio.Runner(loop_factory=lambda: self._loop) as runner:
-                runner.run(self._serve())
+                runner.run(self._serve_reporting())
         except BaseException as exc:  # handed to trio, which re-raises it
             error = exc
-            # Keep the story, drop the locals: a traceback that holds the grpc server keeps
-            # grpc's poller thread alive.
-            seen: set[int] = set()
-            cause: BaseException | None = exc
-            while cause is not None and id(cause) not in seen:
-                seen.add(id(cause))
-                traceback.clear_frames(cause.__traceback__)
-                cause = cause.__cause__ or cause.__context__
+            _forget_locals(exc)
+            self._crossing.to_trio(self._on_thread_exit, error)
+
+    async def _serve_reporting(self) -> None:
+        """`_serve`, then tell trio it ended (and how)."""
+        error: BaseException | None = None
+        try:
+            await self._serve()
+        except BaseException as exc:  # handed to trio, which re-raises it
+            error = exc
+            _forget_locals(exc)
         finally:
             self._crossing.to_trio(self._on_thread_exit, error)
 
@@ -1021,6 +1047,25 @@ class GrpcServerThread:
             await side.run()
         finally:
             del self._live[side]
+
+
+def _forget_locals(exc: BaseException) -> None:
+    """Keep the story, drop the locals: a traceback that holds the grpc server keeps grpc's
+    poller thread alive."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        traceback.clear_frames(cause.__traceback__)
+        cause = cause.__cause__ or cause.__context__
+
+
+def _host_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop that trio runs on as a guest (`arena.rpc.guest.run`), if it does."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 @asynccontextmanager
