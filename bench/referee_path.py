@@ -492,11 +492,11 @@ def part(seconds: float) -> list[dict[str, object]]:
     unknown = set(modes) - set(MODES)
     if unknown:
         raise ValueError(f"BENCH_MODES: unknown mode(s) {sorted(unknown)}; known: {MODES}")
-    floor_us = min(measure_floor(seconds / rounds / 2) for _ in range(rounds))
     rows: list[dict[str, object]] = []
     for streams in STREAMS:
         raw: list[Round] = []
         referee: dict[str, list[Round]] = {mode: [] for mode in modes}
+        floors: list[float] = []
         for i in range(rounds):
             sides: list[tuple[Callable[[], Round], list[Round]]] = [
                 (functools.partial(measure_raw, streams, seconds / rounds), raw),
@@ -506,6 +506,9 @@ def part(seconds: float) -> list[dict[str, object]]:
             shift = i % len(sides)
             for measure, results in sides[shift:] + sides[:shift]:
                 results.append(measure())
+            # in every round, beside the others: its split then sees the same load
+            floors.append(measure_floor(seconds / rounds / 2))
+        floor_us = min(floors)
         best_raw = max(r.tally.rate for r in raw)
         raw_us = min(r.cpu_us for r in raw)
         for mode, results in referee.items():

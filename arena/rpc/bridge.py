@@ -773,10 +773,10 @@ class _QuietGc:
     reference counting frees at once; with CPython's default thresholds the collector still
     runs every 700 allocations, each time walking every young object and, every hundred
     runs, the whole heap, which at start-up is mostly modules and the rules' tables that live
-    as long as the process. So: collect once and `gc.freeze` what exists (start-up's objects
-    are never walked again), and collect the first generation every `GC_THRESHOLD`
-    allocations instead of 700. Cycles are still collected; the last server out restores
-    the thresholds and unfreezes.
+    as long as the process. So: `gc.freeze` what exists (start-up's objects are never walked
+    again; what little of it is garbage stays until the server stops), and collect the first
+    generation every `GC_THRESHOLD` allocations instead of 700. Cycles are still collected;
+    the last server out restores the thresholds and unfreezes.
     """
 
     def __init__(self) -> None:
@@ -787,8 +787,7 @@ class _QuietGc:
         self._users += 1
         if self._users == 1:
             self._saved = gc.get_threshold()
-            gc.collect()
-            gc.freeze()
+            gc.freeze()  # no collection first: it would cost a full pass per server start
             gc.set_threshold(max(GC_THRESHOLD, self._saved[0]), *self._saved[1:])
 
     def exit(self) -> None:
