@@ -42,9 +42,17 @@ raising `StreamClosed`. Leaving `serve_grpc` aborts every open stream with
 UNAVAILABLE, waits for the handlers (up to the grace period), stops the server and joins the
 thread.
 
+Hosted: when trio runs as a guest on an asyncio loop (`arena.rpc.guest.run`), `serve_grpc`
+finds that loop running and serves on it instead of starting the thread; everything above
+holds, with ``loop.call_soon`` for the trio -> asyncio hop (same thread). The commands do not
+use it: docs/ARCHITECTURE.md ("Threads and tasks") says why, with the numbers.
+
+While any server runs, the garbage collector is tuned for serving (`_QuietGc`), and the
+gRPC loop measures its own lag (`GrpcServerThread.take_loop_lag`) for the runner's
+backpressure.
+
 The rest of arena depends only on the `MessageStream` and `StreamServer` shapes and on
-`serve_grpc`'s signature; another adapter (for example trio as a guest on the asyncio loop,
-with no thread at all) can replace this one by providing the same three.
+`serve_grpc`'s signature.
 """
 
 from __future__ import annotations
