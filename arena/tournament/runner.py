@@ -166,6 +166,8 @@ class TournamentRunner:
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
+        # The gRPC thread's lag since last asked (seconds), while serving: `_pace` watches it.
+        self.wire_lag: Callable[[], float] = lambda: 0.0
         # The matches being played now: id -> (the bot in each seat, the engine's match).
         self.live = LiveMatches()  # match id -> (bots, Match), for spectators
         self.spectators: SpectatorFeed | None = None  # the gRPC spectators' feed, while serving
@@ -329,6 +331,7 @@ class TournamentRunner:
                     ) as server, trio.open_nursery() as drains:
                         self.address = f"{host}:{server.port}"
                         self.launch_address = f"{host}:{server.more_ports[0]}"
+                        self.wire_lag = server.take_loop_lag
                         self.started_at = trio.current_time()
                         self._drain_nursery = drains  # seats' output drains end with them
                         try:
@@ -366,7 +369,8 @@ class TournamentRunner:
 
     async def _pace(self, limiter: trio.CapacityLimiter, most: int) -> None:
         """Backpressure: measure the referee's own lag (how late a short sleep of trio's wakes
-        up) and when the referee cannot keep up, play fewer matches at once instead of
+        up, or the gRPC thread's loop, `wire_lag`, whichever is worse: answers are stamped
+        there) and when the referee cannot keep up, play fewer matches at once instead of
         letting bots be asked late; give them back, a quarter more at a time, while it keeps
         up (from `START_MATCHES` up to `most`: a slow start, not a stampede of match starts).
         Every cut is logged (`referee_lagging`), and every recovery (`referee_caught_up`)."""
@@ -378,7 +382,8 @@ class TournamentRunner:
             before = trio.current_time()
             await trio.sleep(PACE_S)
             now = trio.current_time()
-            lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
+            sample = max(now - before - PACE_S, self.wire_lag())
+            lag += LAG_SMOOTHING * (sample - lag)
             if lag > too_late:
                 calm = 0.0
                 if now >= hold and limiter.total_tokens > 1:
