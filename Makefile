@@ -9,7 +9,7 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits sandbox run test lint proto bench clean proto-tools
+.PHONY: install kits sandbox postgresql run test lint proto bench clean proto-tools
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 $(JS_BOT)/node_modules/.installed: $(JS_BOT)/package.json
 	if [ -f $(JS_BOT)/package.json ]; then cd $(JS_BOT) && npm install --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
-install: $(STAMP) sandbox proto-tools
+install: $(STAMP) sandbox proto-tools postgresql
 	@# the browser tests drive Debian's chromium (Playwright never downloads a browser)
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || (apt-get update -q \
@@ -65,6 +65,20 @@ sandbox:
 	    echo "bubblewrap (bwrap) is missing: the referee runs launched bots in its sandbox." >&2; \
 	    echo "  install it as root: apt-get install bubblewrap (Fedora: dnf install bubblewrap)," >&2; \
 	    echo "  or set [sandbox] allow_unsandboxed = true in your config (not for a contest)." >&2; \
+	  fi; }
+
+# Debian's PostgreSQL server for tests/test_postgres.py (the tests start their own server on a
+# temporary folder and port; the package's own cluster is not needed): installed with apt-get
+# when its binaries are missing and we are root, otherwise those tests skip, saying why.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing postgresql (for the PostgreSQL tests)"; \
+	    (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null 2>&1 || \
+	     (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	      postgresql >/dev/null)) || echo "note: could not install postgresql with apt-get" >&2; \
+	  else \
+	    echo "note: install Debian's postgresql for tests/test_postgres.py (they skip without it)"; \
 	  fi; }
 
 run: install

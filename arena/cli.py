@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import secrets
 import shlex
-import sqlite3
 import sys
 import tempfile
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import click
+import structlog
 import trio
 from rich.console import Console
 from rich.markup import escape
@@ -30,11 +30,14 @@ from rich.table import Table
 
 from arena import check as checking
 from arena import logging as arena_logging
+from arena.cli_database import DATABASE
+from arena.cli_database import exists as db_exists
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
 from arena.replay import describe, load_replay, verify_replay
 from arena.rules import find_variant, variant_names
 from arena.rules.variants import VARIANTS, OptionSpec
+from arena.terminal import LiveStandings, live_view, match_line
 from arena.tournament import (
     BotSpec,
     Pairing,
@@ -45,6 +48,8 @@ from arena.tournament import (
     load_config,
     standings,
 )
+from arena.tournament.backend import DatabaseError, Target, driver_errors
+from arena.tournament.backend import describe as describe_db
 from arena.tournament.config import ExecutorSpec, parse_config, preflight
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
@@ -55,7 +60,7 @@ from arena.tournament.store import MatchRow, bot_results
 # fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
 out = Console(soft_wrap=True)
 if not out.is_terminal:
-    out = Console(soft_wrap=True, width=120)  # piped: wide enough for the standings tables
+    out = Console(soft_wrap=True, width=160)  # piped: wide enough for the standings tables
 err = Console(stderr=True, soft_wrap=True)
 
 
@@ -76,7 +81,20 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     sys.exit(status)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _ArenaGroup(click.Group):
+    """The `arena` group: a database that cannot be used (newer schema, unreachable server)
+    is one error line and exit status 2, whatever the command."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        if not structlog.is_configured():  # events (a schema migrated) on stderr, not stdout
+            arena_logging.configure()
+        try:
+            return super().invoke(ctx)
+        except DatabaseError as exc:
+            _fail(str(exc))
+
+
+@click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="truco-arena")
 def main() -> None:
     """Truco Arena: a referee for Truco bot tournaments.
@@ -128,8 +146,9 @@ def _print_tables(
     if fmt != "table":
         return
     out.print("Elo: a Bradley-Terry fit of the wins and losses in each table, centred on the "
-              "field's average; ±95%: its 95 % error bar. Crosstable: the row bot's wins-losses "
-              "against the column bot.")
+              "field's average; ±95%: its 95 % error bar. faults: strikes; t/o, ill, disc: "
+              "timeouts, illegal actions, disconnects; p50, p99: decision latency in ms (median, "
+              "99th percentile). Crosstable: the row bot's wins-losses against the column bot.")
     bad = [r for r in rows if r.termination != "normal"]
     if bad:
         out.print(f"{len(bad)} of {len(rows)} matches ended by a fault:")
@@ -137,10 +156,17 @@ def _print_tables(
             out.print(f"  {r.id}: {r.termination} by {r.faulty_bot}", markup=False)
 
 
+def _latency(ms: float | None) -> str:
+    """A latency cell, about 3 significant figures (the stored histograms are good to 2 %)."""
+    if ms is None:
+        return "-"
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}"
+
+
 def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -> None:
     table = Table(title=heading, title_justify="left")
     for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
-                 "pts-", "diff", "faults", "forfeits"):
+                 "pts-", "diff", "faults", "forfeits", "t/o", "ill", "disc", "p50", "p99"):
         table.add_column(name, justify="left" if name == "bot" else "right",
                          no_wrap=name == "bot")
     for rank, line in enumerate(lines, 1):
@@ -151,7 +177,10 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
             f"{rating.elo:+.0f}" if rating else "-", f"{rating.error:.0f}" if rating else "-",
             str(line.points_for), str(line.points_against),
             f"{line.points_for - line.points_against:+d}", str(line.faults),
-            str(line.forfeits),
+            str(line.forfeits), str(line.fault_kinds.get("timeout", 0)),
+            str(line.fault_kinds.get("illegal_action", 0)),
+            str(line.fault_kinds.get("disconnect", 0)), _latency(line.p50_ms),
+            _latency(line.p99_ms),
         )
     out.print(table)
     if len(grid) > 2:
@@ -172,7 +201,7 @@ def _run(
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
         plan = runner.pending()
-    except sqlite3.Error as exc:  # locked past the busy timeout, or broken, at start
+    except driver_errors() as exc:  # locked past the busy timeout, or broken, at start
         _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
               "same command again when the database is free", status=1)
     todo, done = plan.todo, plan.stored
@@ -186,6 +215,7 @@ def _run(
         disable=not progress, transient=False,
     )
     task = bar.add_task(config.name, total=todo)
+    standings = LiveStandings(config.name)  # drawn live above the bar on a terminal
     begun = time.monotonic()
     finished = [0]
 
@@ -193,15 +223,16 @@ def _run(
         bar.advance(task)
         o = report.outcome
         finished[0] += 1
+        bots = (pairing.teams[0].name, pairing.teams[1].name)
+        accounts = find_variant(pairing.variant).accounts(pairing.options)
+        side, points, _games = bot_results(report, bots, accounts)
+        standings.add(bots, side, points)
         if not err.is_terminal:  # a log, not a bar: one line per finished match, with an ETA
             n = finished[0]
             eta = (time.monotonic() - begun) / n * (todo - n)
-            bots = (pairing.teams[0].name, pairing.teams[1].name)
-            accounts = find_variant(pairing.variant).accounts(pairing.options)
-            side = bot_results(report, bots, accounts)[0]
             winner = "nobody" if side is None else bots[side]
-            err.print(f"[{n}/{todo}] {pairing.match_id}: {o.termination.name.lower()}, "
-                      f"won by {winner}; ETA {eta:.0f} s", highlight=False, markup=False)
+            err.print(match_line(n, todo, pairing.match_id, o.termination.name.lower(),
+                                 winner, points, eta), highlight=False, markup=False)
         if not o.normal:
             who = ("no winner" if o.faulty_seat is None
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
@@ -237,7 +268,6 @@ def _run(
 
         assert web is not None
         watch = Spectators(lambda: runner.live, config.spectator_delay_s)
-        runner.spectated = True  # executors' workers forward every move to `live`
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
             err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
@@ -245,7 +275,7 @@ def _run(
             nursery.cancel_scope.cancel()
 
     try:
-        with bar:
+        with live_view(err, bar, standings, enabled=progress):
             trio.run(run_with_web if web else runner.run)
     except (KeyboardInterrupt, BaseExceptionGroup) as exc:
         if not _interrupted(exc):
@@ -309,7 +339,8 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @click.option("--concurrency", type=click.IntRange(min=1), help="Matches at the same time.")
 @click.option("--games", type=click.IntRange(min=1), help="Matches per pair per variant.")
 @click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable).")
-@click.option("--database", type=click.Path(path_type=Path), help="SQLite file for results.")
+@click.option("--database", type=DATABASE,
+              help="SQLite file or postgresql://user@host:port/db URL for results.")
 @click.option("--decision-ms", type=click.IntRange(min=1), help="Per-decision deadline.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--fresh", is_flag=True,
@@ -331,7 +362,7 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
               "one per core).")
 def tournament(
     config_file: Path, concurrency: int | None, games: int | None, variants: tuple[str, ...],
-    database: Path | None, decision_ms: int | None, no_progress: bool, fresh: bool,
+    database: Target | None, decision_ms: int | None, no_progress: bool, fresh: bool,
     secret_file: Path | None, replay_legal: bool | None, web: str | None,
     executor_kind: str | None, workers: int | None,
 ) -> None:
@@ -430,7 +461,7 @@ def _option_value(text: str) -> Any:
 @click.option("--seed", type=int, default=0, show_default=True, help="Match seed.")
 @click.option("--option", "options", multiple=True, help="Variant option KEY=VALUE.")
 @click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True)
-@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
+@click.option("--database", type=DATABASE, default="arena.db",
               show_default=True)
 @click.option("--listen", default="127.0.0.1:0", show_default=True)
 @click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
@@ -444,7 +475,7 @@ def _option_value(text: str) -> Any:
               "and --seed the deals repeat. Default: a new random secret every run.")
 def match(
     variant: str, bot_a: str, bot_b: str, seed: int, options: tuple[str, ...],
-    decision_ms: int, database: Path, listen: str, pass_env: tuple[str, ...],
+    decision_ms: int, database: Target, listen: str, pass_env: tuple[str, ...],
     writable: tuple[Path, ...], secret_file: Path | None,
 ) -> None:
     """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
@@ -504,7 +535,7 @@ def match(
         row = runner.store.matches(config.name)[0]
         out.print(
             f"{pairing.match_id}: {row.termination}; winner: "
-            f"{[row.bot0, row.bot1][row.winner_team] if row.winner_team is not None else 'none'}"
+            f"{[row.bot0, row.bot1][row.winner_bot] if row.winner_bot is not None else 'none'}"
             f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
             highlight=False, markup=False,
         )
@@ -676,12 +707,14 @@ def replay(replay_file: Path, quiet: bool) -> None:
 
 @main.command(name="standings")
 @click.argument("tournament_name")
-@click.option("--database", type=click.Path(exists=True, path_type=Path),
-              default=Path("arena.db"), show_default=True)
+@click.option("--database", type=DATABASE, default="arena.db", show_default=True,
+              help="SQLite file or postgresql:// URL.")
 @click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
               show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
-def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
+def standings_cmd(tournament_name: str, database: Target, fmt: str) -> None:
     """Print the standings and crosstables of a stored tournament."""
+    if not db_exists(database):
+        _fail(f"--database: {database} does not exist")
     store = Store(database)
     if not store.matches(tournament_name):
         known = ", ".join(store.tournaments()) or "none"
@@ -691,20 +724,20 @@ def standings_cmd(tournament_name: str, database: Path, fmt: str) -> None:
 
 
 @main.group(invoke_without_command=True)
-@click.option("--database", type=click.Path(path_type=Path),
-              default=Path("arena.db"), show_default=True)
+@click.option("--database", type=DATABASE, default="arena.db", show_default=True,
+              help="SQLite file or postgresql:// URL.")
 @click.option("--variant", "only", multiple=True,
               help="Only matches of these variants (repeatable). Default: every variant.")
 @click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
               show_default=True, help="Rich tables, or data: JSON, CSV or Markdown.")
 @click.pass_context
-def ladder(ctx: click.Context, database: Path, only: tuple[str, ...], fmt: str) -> None:
+def ladder(ctx: click.Context, database: Target, only: tuple[str, ...], fmt: str) -> None:
     """Print the ladder. With a ladder service's database (`arena ladder serve`), its table
     (as `arena ladder show`); otherwise every bot's standing and Elo over every match of
     every tournament in the database (the same bot name is the same bot)."""
     if ctx.invoked_subcommand is not None:
         return
-    if not database.exists():
+    if not db_exists(database):
         _fail(f"--database: {database} does not exist")
     if ladder_cli.has_ladder(database):
         ladder_cli.show_only_ladder(database, only, fmt)
@@ -757,23 +790,24 @@ def _listen_arg(text: str, option: str = "--listen") -> str:
 
 
 @main.command()
-@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
-              show_default=True, help="The results database (opened read-only).")
+@click.option("--database", type=DATABASE, default="arena.db", show_default=True,
+              help="The results database, a file or a postgresql:// URL (opened read-only).")
 @click.option("--listen", default="127.0.0.1:8000", show_default=True,
               help="HOST:PORT to serve on (port 0: any free port).")
-def web(database: Path, listen: str) -> None:
+def web(database: Target, listen: str) -> None:
     """Serve the contest in a browser: tournaments, live standings, matches, replays."""
     from arena.web.app import serve  # starlette and hypercorn only for this command
 
-    if not database.is_file():
+    if not db_exists(database):
         _fail(f"--database: {database} does not exist (run a tournament first)")
+    Store(database).close()  # an older database is migrated once, before serving read-only
     address = _listen_arg(listen)
     arena_logging.configure()
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
             url = await nursery.start(serve, database, address)
-            out.print(f"arena web: {url}/ (database {database}; Ctrl-C to stop)",
+            out.print(f"arena web: {url}/ (database {describe_db(database)}; Ctrl-C to stop)",
                       highlight=False, markup=False)
 
     with contextlib.suppress(KeyboardInterrupt):
@@ -782,18 +816,19 @@ def web(database: Path, listen: str) -> None:
 
 @main.command()
 @click.argument("tournament_name")
-@click.option("--database", type=click.Path(path_type=Path), default=Path("arena.db"),
-              show_default=True)
+@click.option("--database", type=DATABASE, default="arena.db", show_default=True,
+              help="SQLite file or postgresql:// URL.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
 @click.option("--replays", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many replays to embed (the latest matches first).")
-def report(tournament_name: str, database: Path, output: Path, replays: int) -> None:
+def report(tournament_name: str, database: Target, output: Path, replays: int) -> None:
     """Write one self-contained HTML file with a tournament's results."""
     from arena import report as reporting
 
-    if not database.is_file():
+    if not db_exists(database):
         _fail(f"--database: {database} does not exist")
+    Store(database).close()  # an older database is migrated once, before it is read
     try:
         size = reporting.write_report(database, tournament_name, output, replays=replays)
     except ArenaError as exc:

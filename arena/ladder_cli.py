@@ -18,9 +18,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from arena import logging as arena_logging
+from arena.cli_database import DATABASE
+from arena.cli_database import exists as db_exists
 from arena.errors import ArenaError, ConfigError
 from arena.rules import find_variant
 from arena.tournament import formats, load_config
+from arena.tournament.backend import Target
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import LadderBook, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
@@ -35,18 +38,18 @@ def _consoles() -> tuple[Console, Console, Callable[[str], None]]:
     return out, err, _fail
 
 
-def _target(config: Path | None, database: Path, ladder: str | None) -> tuple[Path, str]:
+def _target(config: Path | None, database: Target, ladder: str | None) -> tuple[Target, str]:
     """The database and ladder name a command acts on: from a ladder config, or from
     --database and --ladder (default: the database's only ladder)."""
     if config is not None:
         cfg = load_ladder_config(config)
         return cfg.tournament.database, ladder or cfg.name
-    if not database.exists():
+    if not db_exists(database):
         raise ConfigError(f"--database: {database} does not exist")
     return database, find_ladder(database, ladder)
 
 
-def show_ladder(database: Path, ladder: str, only: tuple[str, ...], fmt: str,
+def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
                 include: tuple[str, ...]) -> None:
     """Print the ladder table per variant played and overall (rank, bot@version, mu, sigma,
     mu - k*sigma, games, faults)."""
@@ -102,9 +105,9 @@ def register(main: click.Group, ladder: click.Group) -> None:
     main.add_command(sprt)
 
 
-_DATABASE = click.option("--database", type=click.Path(path_type=Path),
-                         default=Path("arena.db"), show_default=True,
-                         help="The ladder's database (or give --config).")
+_DATABASE = click.option("--database", type=DATABASE, default="arena.db", show_default=True,
+                         help="The ladder's database, a file or a postgresql:// URL (or give "
+                         "--config).")
 _CONFIG = click.option("--config", type=click.Path(exists=True, path_type=Path),
                        help="The ladder's config (names its database and the ladder).")
 _LADDER = click.option("--ladder", "ladder_name",
@@ -152,7 +155,7 @@ def _ignore_signal(_signum: int, _frame: object) -> None:
 @_DATABASE
 @_LADDER
 def add(name: str, version: str, command: str | None, token: str | None,
-        config: Path | None, database: Path, ladder_name: str | None) -> None:
+        config: Path | None, database: Target, ladder_name: str | None) -> None:
     """Enter bot NAME (at --version) in a ladder, running or not: it gets games from the
     ladder's next poll. A retired version comes back."""
     out, _, fail = _consoles()
@@ -172,7 +175,7 @@ def add(name: str, version: str, command: str | None, token: str | None,
 @_CONFIG
 @_DATABASE
 @_LADDER
-def retire(name: str, version: str | None, config: Path | None, database: Path,
+def retire(name: str, version: str | None, config: Path | None, database: Target,
            ladder_name: str | None) -> None:
     """Retire bot NAME (all its versions, or --version) from a ladder: no new games; its
     matches and rating stay."""
@@ -200,7 +203,7 @@ def retire(name: str, version: str | None, config: Path | None, database: Path,
               "ad-hoc `arena match` results), which stay out otherwise.")
 @click.option("--format", "fmt", type=click.Choice(formats.FORMATS), default="table",
               show_default=True, help="A rich table, or data: JSON, CSV or Markdown.")
-def show(config: Path | None, database: Path, ladder_name: str | None, only: tuple[str, ...],
+def show(config: Path | None, database: Target, ladder_name: str | None, only: tuple[str, ...],
          include: tuple[str, ...], fmt: str) -> None:
     """Print a ladder: rank, bot@version, mu, sigma, mu - k*sigma, games, faults."""
     _, _, fail = _consoles()
@@ -265,14 +268,14 @@ def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, al
     sys.exit(0)
 
 
-def has_ladder(database: Path) -> bool:
+def has_ladder(database: Target) -> bool:
     """Whether `database` holds a ladder service's tables with at least one ladder."""
-    from arena.tournament.ladder_book import sqlite_has_table
+    from arena.tournament.ladder_book import has_table
 
-    return sqlite_has_table(database, "ladders") and bool(LadderBook(database).ladders())
+    return has_table(database, "ladders") and bool(LadderBook(database).ladders())
 
 
-def show_only_ladder(database: Path, only: tuple[str, ...], fmt: str) -> None:
+def show_only_ladder(database: Target, only: tuple[str, ...], fmt: str) -> None:
     """`arena ladder` without a subcommand on a ladder service's database: its one ladder
     (`show --ladder` picks one of several)."""
     _, _, fail = _consoles()

@@ -18,6 +18,7 @@ import structlog
 
 from arena.errors import ArenaError
 from arena.replay import load_replay
+from arena.tournament.backend import Target
 from arena.web import pages, replaydata
 from arena.web.data import Database, bot_stats
 
@@ -43,7 +44,7 @@ def _json_for_script(data: Any) -> str:
     return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
 
 
-def build_report(database: Path, tournament: str, *, replays: int = 20) -> str:
+def build_report(database: Target, tournament: str, *, replays: int = 20) -> str:
     """The report's HTML."""
     db = Database(database)
     t = db.tournament(tournament)
@@ -94,7 +95,7 @@ def build_report(database: Path, tournament: str, *, replays: int = 20) -> str:
     return html.replace("</body>", script + "</body>")
 
 
-def write_report(database: Path, tournament: str, output: Path, *, replays: int = 20) -> int:
+def write_report(database: Target, tournament: str, output: Path, *, replays: int = 20) -> int:
     """Write the report to `output`; return its size in bytes."""
     html = build_report(database, tournament, replays=replays)
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -19,8 +19,17 @@ every message alone).
 
 The ratio referee/raw is what the referee costs per decision. The referee also sends the
 events (moves, tricks, hand summaries) that the raw server does not: they are part of the
-decision path a real bot sees (``ref B/dec`` counts every byte the client received per
-decision, ``ref msg/dec`` every message).
+decision path a real bot sees (``ref msg/dec`` counts every message the client received per
+decision).
+
+``overhead µs`` is the referee's server CPU per decision minus the raw server's, in the same
+run, split three ways that add up to it: ``floor µs`` (below), ``bridge µs`` (what the
+thread that runs trio spends beyond the floor: receiving, routing, waking tasks, the hops)
+and ``gRPC µs`` (every other thread of the process — the asyncio loop that serves gRPC,
+grpc's own threads — minus everything the raw server spends). Per-thread CPU is read with
+``pthread_getcpuclockid``. ``add p50/p99 ms``: the client's round trip (from an answer
+written to the next decision read) at the referee minus at the raw server, percentile by
+percentile; at 1 stream this is the latency the referee adds.
 
 ``floor µs`` is the referee's own CPU per decision with no wire at all (`measure_floor`:
 `run_match`, the rules engine, every message built and serialized by the real link, the log
@@ -40,10 +49,12 @@ disturbs less than the rates.
 from __future__ import annotations
 
 import asyncio
+import functools
 import multiprocessing
 import os
 import statistics
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,15 +68,19 @@ import trio
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
 from arena.referee import Answer, run_match
-from arena.rpc import convert
+from arena.rpc import convert, guest
+from arena.rpc.bridge import THREAD_NAME, quiet_gc
 from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
 
-STREAMS = (1, 8, 64)
+STREAMS = (1, 16, 64)
 VARIANT = "argentine-1v1"
 BATCHES = os.environ.get("BENCH_BATCHES", "1") != "0"
 """Whether the bot client says `accepts_batches` (as the SDK and the JS bot do)."""
+MODES = ("thread", "guest")
+"""How the referee runs: `trio.run` with gRPC on its own thread, or trio as a guest on the
+asyncio loop that serves gRPC (`arena.rpc.guest.run`). ``BENCH_MODES`` picks some."""
 WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
 
 
@@ -81,6 +96,8 @@ class Tally:
     decision_bytes: int  # the decision requests
     messages: int  # every server message, decisions included
     message_bytes: int
+    rt_p50_ms: float  # round trip: from an answer written to the next decision read
+    rt_p99_ms: float
 
     @property
     def rate(self) -> float:
@@ -97,6 +114,7 @@ class _Counter:
         self.ready = asyncio.Event()
         self.waiting_for_first = streams
         self.decisions = self.decision_bytes = self.messages = self.message_bytes = 0
+        self.round_trips: list[float] = []  # seconds
 
 
 async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
@@ -113,8 +131,10 @@ async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
         )
     )
     first = True
+    answered: float | None = None  # when the last answer was written
     while not counter.done:
         message = await call.read()
+        read_at = time.perf_counter()
         if message is grpc.aio.EOF:
             raise RuntimeError(f"the server ended a stream: {await call.details()}")
         counting = counter.counting
@@ -138,6 +158,9 @@ async def _bot_stream(channel: Any, token: str, counter: _Counter) -> None:
             if counting:
                 counter.decisions += 1
                 counter.decision_bytes += item.ByteSize()
+                if answered is not None:
+                    counter.round_trips.append(read_at - answered)
+            answered = time.perf_counter()
             if first:
                 first = False
                 counter.waiting_for_first -= 1
@@ -176,8 +199,14 @@ async def _bot_load(pipe: Pipe, address: str, streams: int, seconds: float) -> T
         for task in tasks:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 raise task.exception()  # type: ignore[misc]
+    trips = sorted(counter.round_trips) or [0.0]
     return Tally(elapsed, counter.decisions, counter.decision_bytes, counter.messages,
-                 counter.message_bytes)
+                 counter.message_bytes, _percentile(trips, 0.5) * 1e3,
+                 _percentile(trips, 0.99) * 1e3)
+
+
+def _percentile(ordered: list[float], q: float) -> float:
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def _client_main(pipe: Pipe, address: str, streams: int, seconds: float) -> None:
@@ -189,9 +218,12 @@ def _client_main(pipe: Pipe, address: str, streams: int, seconds: float) -> None
         pipe.close()
 
 
-def run_bots(address: str, streams: int, seconds: float) -> tuple[Tally, float]:
-    """Run the bot client in a fresh process (blocks): what it counted, and this process's CPU
-    seconds between the client's start and stop of counting."""
+def run_bots(
+    address: str, streams: int, seconds: float, threads: dict[str, int]
+) -> tuple[Tally, float, dict[str, float]]:
+    """Run the bot client in a fresh process (blocks): what it counted, this process's CPU
+    seconds between the client's start and stop of counting, and the CPU seconds of each of
+    ``threads`` (name -> thread ident) in that time."""
     context = multiprocessing.get_context("spawn")  # grpc does not survive fork
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_client_main, args=(sender, address, streams, seconds),
@@ -199,6 +231,7 @@ def run_bots(address: str, streams: int, seconds: float) -> tuple[Tally, float]:
     process.start()
     sender.close()
     cpu = {}
+    per_thread: dict[str, dict[str, float]] = {}
     try:
         while True:
             if not receiver.poll(seconds + WARM_UP_LIMIT + 30):
@@ -209,6 +242,7 @@ def run_bots(address: str, streams: int, seconds: float) -> tuple[Tally, float]:
                 got = (False, "it exited without a result (see its traceback above)")
             if isinstance(got, str):
                 cpu[got] = time.process_time()
+                per_thread[got] = {name: _thread_cpu(ident) for name, ident in threads.items()}
                 continue
             ok, outcome = got
             break
@@ -220,7 +254,13 @@ def run_bots(address: str, streams: int, seconds: float) -> tuple[Tally, float]:
             process.join()
     if not ok:
         raise RuntimeError(f"the bench bot client failed: {outcome}")
-    return outcome, cpu["stop"] - cpu["start"]
+    spent = {name: per_thread["stop"][name] - per_thread["start"][name] for name in threads}
+    return outcome, cpu["stop"] - cpu["start"], spent
+
+
+def _thread_cpu(ident: int) -> float:
+    """CPU seconds the thread ``ident`` (of this process) has used so far."""
+    return time.clock_gettime(time.pthread_getcpuclockid(ident))
 
 
 # --------------------------------------------------------------------------- the servers
@@ -257,6 +297,14 @@ class Round:
 
     tally: Tally
     cpu_us: float  # server CPU µs per decision
+    main_us: float  # of which on the thread that runs the handlers (trio's for the referee)
+    loop_us: float  # of which on the referee's gRPC thread (asyncio); 0 for raw
+
+    @staticmethod
+    def of(tally: Tally, cpu: float, threads: dict[str, float]) -> Round:
+        per = 1e6 / max(tally.decisions, 1)
+        return Round(tally, cpu * per, threads.get("main", 0.0) * per,
+                     threads.get("grpc", 0.0) * per)
 
 
 def measure_raw(streams: int, seconds: float) -> Round:
@@ -272,7 +320,7 @@ def measure_raw(streams: int, seconds: float) -> Round:
             if await context.read() is grpc.aio.EOF:
                 return
 
-    async def main() -> tuple[Tally, float]:
+    async def main() -> tuple[Tally, float, dict[str, float]]:
         server = grpc.aio.server()
         handler = grpc.stream_stream_rpc_method_handler(
             play, request_deserializer=pb.BotMessage.FromString,
@@ -284,16 +332,18 @@ def measure_raw(streams: int, seconds: float) -> Round:
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:
-            return await asyncio.to_thread(run_bots, f"127.0.0.1:{port}", streams, seconds)
+            return await asyncio.to_thread(run_bots, f"127.0.0.1:{port}", streams, seconds,
+                                           {"main": threading.get_ident()})
         finally:
             await server.stop(0.5)
 
-    tally, cpu = asyncio.run(main())
-    return Round(tally, cpu * 1e6 / max(tally.decisions, 1))
+    return Round.of(*asyncio.run(main()))
 
 
-def measure_referee(streams: int, seconds: float) -> Round:
-    """The referee: serve_referee + Hub + run_match, decisions logged to a temporary file."""
+def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round:
+    """The referee: serve_referee + Hub + run_match, decisions logged to a temporary file;
+    under `trio.run` (mode ``thread``: gRPC on a thread of its own) or `arena.rpc.guest.run`
+    (mode ``guest``: trio a guest on the loop that serves gRPC, one thread)."""
     made = [0]
 
     async def keep_playing(hub: Hub, token: str, index: int) -> None:
@@ -311,15 +361,20 @@ def measure_referee(streams: int, seconds: float) -> Round:
                 raise RuntimeError(f"{match_id}: {report.outcome}")
             number += 1
 
-    async def main() -> tuple[Tally, float]:
+    async def main() -> tuple[Tally, float, dict[str, float]]:
         # The flood limit would cap a connection at 500 answers per second (it still runs).
         hub = Hub(max_messages_per_second=1e9)
         async with serve_referee(hub) as server, trio.open_nursery() as nursery:
             for i in range(streams):
                 hub.admit(f"bench-{i}", "bench")
                 nursery.start_soon(keep_playing, hub, f"bench-{i}", i)
+            threads = {"main": threading.get_ident()}
+            threads.update(
+                ("grpc", t.ident) for t in threading.enumerate()
+                if t.name == THREAD_NAME and t.ident is not None
+            )
             result = await trio.to_thread.run_sync(
-                run_bots, f"127.0.0.1:{server.port}", streams, seconds
+                run_bots, f"127.0.0.1:{server.port}", streams, seconds, threads
             )
             nursery.cancel_scope.cancel()
             return result
@@ -328,7 +383,7 @@ def measure_referee(streams: int, seconds: float) -> Round:
         log_file = Path(folder) / "referee.jsonl"
         arena_logging.configure(path=log_file)
         try:
-            tally, cpu = trio.run(main)
+            tally, cpu, threads = (guest.run if mode == "guest" else trio.run)(main)
         finally:
             arena_logging.configure(stream=_devnull())  # and the file is closed
         logged = _decision_lines(log_file)
@@ -338,7 +393,7 @@ def measure_referee(streams: int, seconds: float) -> Round:
         raise RuntimeError(
             f"{logged} decision log lines for {max(made[0], tally.decisions)} decisions"
         )
-    return Round(tally, cpu * 1e6 / max(tally.decisions, 1))
+    return Round.of(tally, cpu, threads)
 
 
 class _WireFreeConnection:
@@ -357,10 +412,28 @@ class _WireFreeConnection:
     def send(self, message: Any) -> None:
         self.bytes += len(message.SerializeToString())
 
-    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
+    def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
         self.bytes += len(message.SerializeToString())
+        return _Answered()
+
+
+class _Answered:
+    """A `PendingAnswer` answered at once with the first legal action, at a wire time."""
+
+    __slots__ = ("received_at", "sent_at")
+
+    def __init__(self) -> None:
+        self.sent_at = self.received_at = time.monotonic()
+
+    def unread_since(self) -> float | None:
+        return None
+
+    async def wait(self) -> Answer:
         await trio.lowlevel.checkpoint()
         return Answer(action_index=0)
+
+    def abandon(self) -> None:
+        pass
 
 
 def measure_floor(seconds: float) -> float:
@@ -385,9 +458,10 @@ def measure_floor(seconds: float) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
         arena_logging.configure(path=Path(folder) / "referee.jsonl")
         try:
-            started = time.process_time()
-            decisions = trio.run(main)
-            cpu = time.process_time() - started
+            with quiet_gc():  # the collector as while serving
+                started = time.process_time()
+                decisions = trio.run(main)
+                cpu = time.process_time() - started
         finally:
             arena_logging.configure(stream=_devnull())
     return cpu * 1e6 / decisions
@@ -411,46 +485,67 @@ def _decision_lines(path: Path) -> int:
 
 
 def part(seconds: float) -> list[dict[str, object]]:
-    """Decisions per second and server CPU per decision, referee and raw, at each stream
-    count: best of ``BENCH_ROUNDS`` alternating rounds."""
+    """Decisions per second and server CPU per decision, referee (in each of `MODES`) and
+    raw, at each stream count: best of ``BENCH_ROUNDS`` rounds that rotate the sides' order."""
     rounds = max(1, int(os.environ.get("BENCH_ROUNDS", "3")))
-    floor_us = min(measure_floor(seconds / rounds / 2) for _ in range(rounds))
+    modes = [m for m in os.environ.get("BENCH_MODES", ",".join(MODES)).split(",") if m]
+    unknown = set(modes) - set(MODES)
+    if unknown:
+        raise ValueError(f"BENCH_MODES: unknown mode(s) {sorted(unknown)}; known: {MODES}")
     rows: list[dict[str, object]] = []
     for streams in STREAMS:
         raw: list[Round] = []
-        referee: list[Round] = []
+        referee: dict[str, list[Round]] = {mode: [] for mode in modes}
+        floors: list[float] = []
         for i in range(rounds):
-            sides: list[tuple[Callable[[int, float], Round], list[Round]]] = [
-                (measure_raw, raw), (measure_referee, referee)
+            sides: list[tuple[Callable[[], Round], list[Round]]] = [
+                (functools.partial(measure_raw, streams, seconds / rounds), raw),
+                *((functools.partial(measure_referee, streams, seconds / rounds, mode),
+                   referee[mode]) for mode in modes),
             ]
-            for measure, results in sides if i % 2 == 0 else reversed(sides):
-                results.append(measure(streams, seconds / rounds))
+            shift = i % len(sides)
+            for measure, results in sides[shift:] + sides[:shift]:
+                results.append(measure())
+            # in every round, beside the others: its split then sees the same load
+            floors.append(measure_floor(seconds / rounds / 2))
+        floor_us = min(floors)
         best_raw = max(r.tally.rate for r in raw)
-        best_ref = max(r.tally.rate for r in referee)
         raw_us = min(r.cpu_us for r in raw)
-        ref_us = min(r.cpu_us for r in referee)
-        ref_all = [r.tally for r in referee]
-        rows.append(
-            {
-                "streams": streams,
-                "raw dec B": _mean(r.tally.decision_bytes for r in raw)
-                / _mean(r.tally.decisions for r in raw),
-                "ref dec B": _mean(t.decision_bytes for t in ref_all)
-                / _mean(t.decisions for t in ref_all),
-                "ref B/dec": sum(t.message_bytes for t in ref_all)
-                / max(1, sum(t.decisions for t in ref_all)),
-                "ref msg/dec": sum(t.messages for t in ref_all)
-                / max(1, sum(t.decisions for t in ref_all)),
-                "raw dec/s": best_raw,
-                "ref dec/s": best_ref,
-                "ref/raw": best_ref / best_raw,
-                "raw µs/dec": raw_us,
-                "ref µs/dec": ref_us,
-                "raw/ref µs": raw_us / ref_us,
-                "floor µs": floor_us,
-                "ceiling": raw_us / (raw_us + floor_us),
-            }
-        )
+        for mode, results in referee.items():
+            ref = min(results, key=lambda r: r.cpu_us)  # its split goes with it
+            ref_all = [r.tally for r in results]
+            best_ref = max(r.tally.rate for r in results)
+            overhead = ref.cpu_us - raw_us
+            # The overhead, split: the floor (the referee's own work, no wire); the gRPC side
+            # (every thread but trio's: the asyncio loop's reader and writer tasks, grpc's
+            # own threads) beyond what the raw server spends in all; the bridge, the rest (on
+            # trio's thread beyond the floor: receiving, routing, waking, hopping). With trio
+            # a guest on the gRPC loop, both run on one thread: the bridge column holds both.
+            grpc_us = ref.cpu_us - ref.main_us - raw_us if mode == "thread" else None
+            p50 = min(r.tally.rt_p50_ms for r in results) - min(r.tally.rt_p50_ms for r in raw)
+            p99 = min(r.tally.rt_p99_ms for r in results) - min(r.tally.rt_p99_ms for r in raw)
+            rows.append(
+                {
+                    "streams": streams,
+                    "mode": mode,
+                    "ref dec B": _mean(t.decision_bytes for t in ref_all)
+                    / _mean(t.decisions for t in ref_all),
+                    "ref msg/dec": sum(t.messages for t in ref_all)
+                    / max(1, sum(t.decisions for t in ref_all)),
+                    "raw dec/s": best_raw,
+                    "ref dec/s": best_ref,
+                    "ref/raw": best_ref / best_raw,
+                    "raw µs/dec": raw_us,
+                    "ref µs/dec": ref.cpu_us,
+                    "overhead µs": overhead,
+                    "floor µs": floor_us,
+                    "bridge µs": overhead - floor_us - (grpc_us or 0.0),
+                    "gRPC µs": "-" if grpc_us is None else grpc_us,
+                    "ceiling": raw_us / (raw_us + floor_us),
+                    "add p50 ms": p50,
+                    "add p99 ms": p99,
+                }
+            )
     return rows
 
 

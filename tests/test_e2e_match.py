@@ -217,8 +217,8 @@ def test_the_ladder_rates_every_bot_over_every_tournament_in_the_database(
     assert "ladder (3 tournaments, 3 matches): mineiro-1v1" in out, out
     overall = out.split(": overall", 1)[1]
     wins = {
-        bot: sum(1 for r in rows if r["winner_team"] is not None
-                 and (r["bot0"], r["bot1"])[r["winner_team"]] == bot)
+        bot: sum(1 for r in rows if r["winner_bot"] is not None
+                 and (r["bot0"], r["bot1"])[r["winner_bot"]] == bot)
         for bot in ("first_legal", "random_bot")
     }
     for bot, won in wins.items():

@@ -104,13 +104,13 @@ def test_full_round_robin_stores_every_match_played_to_the_end(full: Played) -> 
         assert names.index(first) < names.index(second), row
         assert row["variant"] == variant
         assert row["termination"] == "normal", row
-        assert row["winner_team"] in (0, 1), row
+        assert row["winner_bot"] in (0, 1), row
         assert row["faulty_bot"] is None, row
         assert row["faulty_seat"] is None, row
         assert all(s == 0 for s in json.loads(row["strikes"])), row
         points = (row["points0"], row["points1"])
         target = 15 if variant.startswith("argentine") else 12
-        winner, loser = points[row["winner_team"]], points[1 - row["winner_team"]]
+        winner, loser = points[row["winner_bot"]], points[1 - row["winner_bot"]]
         assert target <= winner < 2 * target, row
         assert loser < target, row
         assert json.loads(row["options"])["target"] == target
@@ -137,7 +137,7 @@ def test_the_overall_table_shows_each_bots_elo_from_the_stored_matches(full: Pla
     printed = {}
     for line in overall.splitlines():
         cells = [c.strip() for c in line.split("│")[1:-1]]
-        if len(cells) == 13 and cells[0].isdigit():
+        if len(cells) == 18 and cells[0].isdigit():
             printed[cells[1]] = (int(cells[0]), cells[6], cells[7])
     store = Store(full.folder / "arena.db")
     try:
@@ -166,7 +166,7 @@ def test_full_round_robin_writes_one_verifiable_replay_per_match(full: Played) -
         assert [s["bot"] for s in replay.header["seats"]][:2] == [row["bot0"], row["bot1"]]
         verify_replay(replay)
         assert replay.result is not None
-        assert replay.result["winner_team"] == row["winner_team"]
+        assert replay.result["winner_team"] == row["winner_bot"]
         assert replay.result["points"] == [row["points0"], row["points1"]]
 
 
@@ -285,7 +285,7 @@ def test_matches_between_honest_bots_end_normally_without_strikes(faulty: Played
     assert len(rows) == 1
     row = rows[0]
     assert row["termination"] == "normal", row
-    assert row["winner_team"] in (0, 1)
+    assert row["winner_bot"] in (0, 1)
     assert json.loads(row["strikes"]) == [0, 0], row
 
 
@@ -314,7 +314,7 @@ def test_a_faulty_bot_loses_with_its_termination(faulty: Played, bot: str) -> No
         assert words in row["detail"], row
         seat = 0 if row["bot0"] == culprit else 1  # 1v1: seat = team
         assert row["faulty_seat"] == seat, row
-        assert row["winner_team"] == 1 - seat, row
+        assert row["winner_bot"] == 1 - seat, row
         strikes = json.loads(row["strikes"])
         if termination in ("timeout", "illegal_action"):
             assert strikes[seat] == MAX_STRIKES, row

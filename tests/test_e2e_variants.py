@@ -52,7 +52,7 @@ command = ["node", "{ROOT / 'sample_bots' / 'js_random' / 'bot.js'}"]
     rows = Store(tmp_path / "arena.db").matches("new")
     assert sorted(r.variant for r in rows) == sorted(NEW_VARIANTS * 2)
     assert {r.termination for r in rows} == {"normal"}
-    assert all(r.winner_team in (0, 1) for r in rows)
+    assert all(r.winner_bot in (0, 1) for r in rows)
     seats = {len(r.seat_bots) for r in rows}
     assert seats == {3, 4, 6, 8}
     for row in rows:

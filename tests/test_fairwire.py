@@ -130,7 +130,7 @@ def test_when_both_seats_never_connect_neither_wins(tmp_path: Path) -> None:
     assert len(rows) == 2
     for row in rows:
         assert row["termination"] == "forfeit"
-        assert row["winner_team"] is None, row
+        assert row["winner_bot"] is None, row
         assert row["faulty_bot"] is None, row
         assert "seat 0: a did not connect" in row["detail"] or "seat 0: b" in row["detail"]
         assert "seat 1:" in row["detail"], row["detail"]

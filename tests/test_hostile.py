@@ -235,7 +235,7 @@ def test_a_hostile_bot_loses_by_its_own_typed_fault(hostile: Played, bot: str) -
             assert bot in AT_START, row
             assert opponent in AT_START, row
             assert row["termination"] == "forfeit", row
-            assert row["winner_team"] is None, row
+            assert row["winner_bot"] is None, row
             assert "seat 0" in row["detail"], row
             assert "seat 1" in row["detail"], row
             continue
@@ -248,7 +248,7 @@ def test_a_hostile_bot_loses_by_its_own_typed_fault(hostile: Played, bot: str) -
             assert word in row["detail"], row
         seat = _seat_of(row, culprit)
         assert row["faulty_seat"] == seat, row
-        assert row["winner_team"] == 1 - seat, row
+        assert row["winner_bot"] == 1 - seat, row
         strikes = json.loads(row["strikes"])
         if termination in ("timeout", "illegal_action"):
             assert strikes[seat] == MAX_STRIKES, row
@@ -268,7 +268,7 @@ def test_honest_and_noisy_bots_play_each_other_normally(hostile: Played) -> None
     assert len(rows) == 3 * len(VARIANTS)
     for row in rows:
         assert row["termination"] == "normal", row
-        assert row["winner_team"] in (0, 1), row
+        assert row["winner_bot"] in (0, 1), row
         assert json.loads(row["strikes"]) == [0, 0], row
 
 
@@ -290,7 +290,7 @@ def test_honest_matches_are_those_of_the_honest_pair_alone(
         solo = alone[key]
         for column in (
             "termination",
-            "winner_team",
+            "winner_bot",
             "points0",
             "points1",
             "games0",

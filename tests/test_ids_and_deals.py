@@ -124,7 +124,7 @@ def test_deals_follow_from_the_secret_not_from_the_config(tmp_path: Path) -> Non
         assert _first_deal(variant, stored_options, seed) == deal
         assert stored_options["target"] == options["target"]
     again = _run(tmp_path / "two", "secret", ["x", "y"], games=4, seed=77, secret_file=key)
-    columns = ("id", "seed", "termination", "winner_team", "points0", "points1", "decisions")
+    columns = ("id", "seed", "termination", "winner_bot", "points0", "points1", "decisions")
     assert [[r[c] for c in columns] for r in again] == [[r[c] for c in columns] for r in rows]
 
 

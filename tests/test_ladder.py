@@ -129,7 +129,7 @@ def test_ad_hoc_matches_stay_out_of_the_ladder_unless_included(tmp_path: Path) -
                        (tournament,))
             db.execute(
                 "INSERT INTO matches(id, tournament, variant, options, seed, bot0, bot1, "
-                "termination, winner_team, points0, points1, games0, games1, strikes, "
+                "termination, winner_bot, points0, points1, games0, games1, strikes, "
                 "decisions, started_at, finished_at, seat_bots) VALUES (?, ?, 'mineiro-1v1', "
                 "'{}', 1, 'a', 'b', 'normal', 0, 12, 0, 1, 0, '[0, 0]', 10, 0, 0, ?)",
                 (f"{tournament}:1", tournament, json.dumps(["a", "b"])))

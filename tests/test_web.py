@@ -327,18 +327,20 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
 
 def test_a_tournament_not_on_a_terminal_logs_a_line_per_match_with_an_eta(played: Path) -> None:
     """Not on a terminal, `arena tournament` prints one line per finished match on stderr:
-    its count, its id, how it ended, the bot that won it (as stored) and an ETA; the last
-    one's ETA is 0 s."""
+    its count, its id, how it ended, the bot that won it (as stored), the points of the
+    id's two bots (as stored) and an ETA; the last one's ETA is 0 s."""
     lines = [ln for ln in (played.parent / "tournament.err").read_text().splitlines()
              if re.match(r"\[\d+/\d+\] ", ln)]
     rows = {r["id"]: r for r in _rows(played)}
     assert len(lines) == len(rows)
     for n, line in enumerate(lines, 1):
-        m = re.fullmatch(r"\[(\d+)/(\d+)\] (\S+): (\w+), won by (\S+); ETA (\d+) s", line)
+        m = re.fullmatch(
+            r"\[(\d+)/(\d+)\] (\S+): (\w+), won by (\S+), (\d+)-(\d+); ETA (\d+) s", line)
         assert m, line
         assert (int(m.group(1)), int(m.group(2))) == (n, len(rows))
         row = rows[m.group(3)]
         assert m.group(4) == row["termination"]
-        winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_team"], "nobody")
+        winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_bot"], "nobody")
         assert m.group(5) == winner
+        assert (int(m.group(6)), int(m.group(7))) == (row["points0"], row["points1"])
     assert lines[-1].endswith("ETA 0 s")

@@ -138,7 +138,10 @@ async def run_match(
     started = time.time()
     ending: tuple[Termination, int, str] | None = None
     with structlog.contextvars.bound_contextvars(match_id=match_id, variant=game.variant.name):
-        log.info("match_start", seats=list(names), seed=game.seed)
+        # Bound once per match: the module's lazy proxy builds a bound logger at every call,
+        # which costs as much again as writing the decision line.
+        mlog = log.bind()
+        mlog.info("match_start", seats=list(names), seed=game.seed)
         for index, link in enumerate(links):
             await link.start(
                 MatchStart(
@@ -208,7 +211,7 @@ async def run_match(
                     bank[seat] += tc.increment_ms
             if fault is not None:
                 strikes[seat] += 1
-                log.warning(
+                mlog.warning(
                     "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
                     detail=detail, strikes=strikes[seat],
                 )
@@ -231,7 +234,7 @@ async def run_match(
                     # Refused before anything changed: a strike; the action goes ahead unsigned.
                     signal, fault, detail = None, "illegal_action", f"signal refused: {exc}"
                     strikes[seat] += 1
-                    log.warning(
+                    mlog.warning(
                         "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
                         detail=detail, strikes=strikes[seat],
                     )
@@ -249,7 +252,7 @@ async def run_match(
                     where[0], where[1], seat, action, round(latency_ms, 3), fault, detail, signal
                 )
             )
-            log.info(
+            mlog.info(
                 "decision", seat=seat, game=where[0], hand=where[1], action=str(action),
                 latency_ms=round(latency_ms, 3), fault=fault,
             )
@@ -274,7 +277,7 @@ async def run_match(
             started_at=started,
             finished_at=time.time(),
         )
-        log.info(
+        mlog.info(
             "match_end", termination=outcome.termination.name.lower(),
             winner_team=outcome.winner_team, faulty_seat=outcome.faulty_seat,
             points=list(outcome.points), strikes=list(strikes), decisions=len(decisions),

@@ -42,20 +42,30 @@ raising `StreamClosed`. Leaving `serve_grpc` aborts every open stream with
 UNAVAILABLE, waits for the handlers (up to the grace period), stops the server and joins the
 thread.
 
+Hosted: when trio runs as a guest on an asyncio loop (`arena.rpc.guest.run`), `serve_grpc`
+finds that loop running and serves on it instead of starting the thread; everything above
+holds, with ``loop.call_soon`` for the trio -> asyncio hop (same thread). The commands do not
+use it: docs/ARCHITECTURE.md ("Threads and tasks") says why, with the numbers.
+
+While any server runs, the garbage collector is tuned for serving (`_QuietGc`), and the
+gRPC loop measures its own lag (`GrpcServerThread.take_loop_lag`) for the runner's
+backpressure.
+
 The rest of arena depends only on the `MessageStream` and `StreamServer` shapes and on
-`serve_grpc`'s signature; another adapter (for example trio as a guest on the asyncio loop,
-with no thread at all) can replace this one by providing the same three.
+`serve_grpc`'s signature.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import gc
 import threading
 import time
 import traceback
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
 
@@ -67,6 +77,9 @@ THREAD_NAME = "arena-grpc"
 
 MAX_BATCH = 64
 """The most messages `BridgedStream.send_in_batches` packs into one."""
+
+LOOP_PROBE_S = 0.02
+"""How often the gRPC thread measures its event loop's lag (`GrpcServerThread.take_loop_lag`)."""
 
 InT = TypeVar("InT")
 OutT = TypeVar("OutT")
@@ -243,11 +256,18 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_loop", "_token", "batch_to_asyncio", "batch_to_trio")
+    __slots__ = ("_loop", "_same_thread", "_token", "batch_to_asyncio", "batch_to_trio")
 
-    def __init__(self, token: trio.lowlevel.TrioToken, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self,
+        token: trio.lowlevel.TrioToken,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        same_thread: bool = False,
+    ) -> None:
         self._token = token
         self._loop = loop
+        self._same_thread = same_thread  # trio is a guest on `loop`: no thread to cross
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
 
@@ -262,7 +282,10 @@ class _Crossing:
     def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
         try:
-            self._loop.call_soon_threadsafe(fn, *args)
+            if self._same_thread:
+                self._loop.call_soon(fn, *args)
+            else:
+                self._loop.call_soon_threadsafe(fn, *args)
         except RuntimeError:  # the loop is closed: the server thread has finished
             return False
         return True
@@ -743,6 +766,58 @@ class _AsyncioSide(Generic[InT, OutT]):
             self.abort(grpc.StatusCode.INTERNAL, f"the server failed to send a message: {exc!r}")
 
 
+# --------------------------------------------------------------------------- the collector
+
+
+GC_THRESHOLD = 20_000
+"""The collector's first-generation threshold while a server runs (CPython's default: 700)."""
+
+
+@final
+class _QuietGc:
+    """The garbage collector tuned for serving, while at least one server runs.
+
+    A referee allocates a few hundred objects per decision (messages, views, events) that
+    reference counting frees at once; with CPython's default thresholds the collector still
+    runs every 700 allocations, each time walking every young object and, every hundred
+    runs, the whole heap, which at start-up is mostly modules and the rules' tables that live
+    as long as the process. So: `gc.freeze` what exists (start-up's objects are never walked
+    again; what little of it is garbage stays until the server stops), and collect the first
+    generation every `GC_THRESHOLD` allocations instead of 700. Cycles are still collected;
+    the last server out restores the thresholds and unfreezes.
+    """
+
+    def __init__(self) -> None:
+        self._users = 0
+        self._saved: tuple[int, int, int] = gc.get_threshold()
+
+    def enter(self) -> None:
+        self._users += 1
+        if self._users == 1:
+            self._saved = gc.get_threshold()
+            gc.freeze()  # no collection first: it would cost a full pass per server start
+            gc.set_threshold(max(GC_THRESHOLD, self._saved[0]), *self._saved[1:])
+
+    def exit(self) -> None:
+        self._users -= 1
+        if self._users == 0:
+            gc.set_threshold(*self._saved)
+            gc.unfreeze()
+
+
+_quiet_gc = _QuietGc()
+
+
+@contextmanager
+def quiet_gc() -> Iterator[None]:
+    """The collector tuned as while a server runs (`serve_grpc` does this itself)."""
+    _quiet_gc.enter()
+    try:
+        yield
+    finally:
+        _quiet_gc.exit()
+
+
 # --------------------------------------------------------------------------- the server
 
 
@@ -783,15 +858,23 @@ class GrpcServerThread:
         send, receive = trio.open_memory_channel[BridgedStream[Any, Any]](backlog)
         self._send_incoming = send
         self.incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
-        self._loop = asyncio.new_event_loop()
-        self._crossing = _Crossing(trio.lowlevel.current_trio_token(), self._loop)
-        self._thread = threading.Thread(target=self._thread_main, name=THREAD_NAME)
+        host = _host_loop()
+        self._loop = asyncio.new_event_loop() if host is None else host
+        self._crossing = _Crossing(
+            trio.lowlevel.current_trio_token(), self._loop, same_thread=host is not None
+        )
+        self._thread = (
+            threading.Thread(target=self._thread_main, name=THREAD_NAME) if host is None else None
+        )
+        self._hosted: asyncio.Task[None] | None = None  # the server's task when hosted
         # trio thread only
         self._started = trio.Event()
         self._stopped = trio.Event()
         self._thread_error: BaseException | None = None
         self._batch_end = _BatchEnd()
         self._crossing.batch_to_asyncio.defer = self._batch_end.defer
+        # written on the gRPC thread, read and reset on trio's (a lost sample is harmless)
+        self._loop_lag = 0.0
         # gRPC thread only
         self._accepting = False
         self._stop_requested = asyncio.Event()
@@ -799,9 +882,21 @@ class GrpcServerThread:
 
     # trio thread
 
+    def take_loop_lag(self) -> float:
+        """The worst lag of the gRPC thread's event loop since the last call, in seconds: how
+        much later than asked a short sleep there woke up. Answers read off the wire wait
+        that long before they are stamped, so a referee that lags here charges bots for its
+        own delay: the tournament's backpressure watches it as well as trio's own lag."""
+        lag, self._loop_lag = self._loop_lag, 0.0
+        return lag
+
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)
-        self._thread.start()
+        if self._thread is not None:
+            self._thread.start()
+        else:  # a fresh context: none of the trio task's context variables
+            self._hosted = self._loop.create_task(self._serve_reporting(),
+                                                  context=contextvars.Context())
         try:
             await self._started.wait()
         finally:
@@ -817,7 +912,9 @@ class GrpcServerThread:
         self._send_incoming.close()
         self._crossing.to_asyncio(self._stop_requested.set)
         await self._stopped.wait()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
+        self._hosted = None
         self._crossing.batch_to_asyncio.defer = None
         self._batch_end.before_io_wait(0)
         with suppress(KeyError):
@@ -850,17 +947,20 @@ class GrpcServerThread:
         error: BaseException | None = None
         try:
             with asyncio.Runner(loop_factory=lambda: self._loop) as runner:
-                runner.run(self._serve())
+                runner.run(self._serve_reporting())
         except BaseException as exc:  # handed to trio, which re-raises it
             error = exc
-            # Keep the story, drop the locals: a traceback that holds the grpc server keeps
-            # grpc's poller thread alive.
-            seen: set[int] = set()
-            cause: BaseException | None = exc
-            while cause is not None and id(cause) not in seen:
-                seen.add(id(cause))
-                traceback.clear_frames(cause.__traceback__)
-                cause = cause.__cause__ or cause.__context__
+            _forget_locals(exc)
+            self._crossing.to_trio(self._on_thread_exit, error)
+
+    async def _serve_reporting(self) -> None:
+        """`_serve`, then tell trio it ended (and how)."""
+        error: BaseException | None = None
+        try:
+            await self._serve()
+        except BaseException as exc:  # handed to trio, which re-raises it
+            error = exc
+            _forget_locals(exc)
         finally:
             self._crossing.to_trio(self._on_thread_exit, error)
 
@@ -883,7 +983,11 @@ class GrpcServerThread:
             await server.start()
             self._accepting = True
             self._crossing.to_trio(self._on_started, port, more_ports)
-            await self._stop_requested.wait()
+            probe = asyncio.create_task(self._probe_loop_lag())
+            try:
+                await self._stop_requested.wait()
+            finally:
+                probe.cancel()
         finally:
             self._accepting = False
             loop = asyncio.get_running_loop()
@@ -894,6 +998,15 @@ class GrpcServerThread:
                 await asyncio.wait(self._live.values(), timeout=self._grace)
             # Whatever is still running after the grace period is cancelled.
             await server.stop(max(0.0, deadline - loop.time()))
+
+    async def _probe_loop_lag(self) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            before = loop.time()
+            await asyncio.sleep(LOOP_PROBE_S)
+            lag = loop.time() - before - LOOP_PROBE_S
+            if lag > self._loop_lag:
+                self._loop_lag = lag
 
     def _register(self, server: grpc.aio.Server) -> None:
         by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
@@ -943,6 +1056,25 @@ class GrpcServerThread:
             del self._live[side]
 
 
+def _forget_locals(exc: BaseException) -> None:
+    """Keep the story, drop the locals: a traceback that holds the grpc server keeps grpc's
+    poller thread alive."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        traceback.clear_frames(cause.__traceback__)
+        cause = cause.__cause__ or cause.__context__
+
+
+def _host_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop that trio runs on as a guest (`arena.rpc.guest.run`), if it does."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
 @asynccontextmanager
 async def serve_grpc(
     address: str,
@@ -984,9 +1116,11 @@ async def serve_grpc(
         local_addresses=local_addresses,
     )
     await server._start()
+    _quiet_gc.enter()
     try:
         yield server
     finally:
+        _quiet_gc.exit()
         with trio.CancelScope(shield=True):
             await server._stop()
         if server._thread_error is not None:

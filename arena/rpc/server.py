@@ -21,6 +21,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import grpc
@@ -43,6 +44,9 @@ from arena.rpc.bridge import (
     serve_grpc,
     server_options,
 )
+from arena.rpc.spectator import SERVICE as SPECTATOR_SERVICE
+from arena.rpc.spectator import SpectatorFeed
+from arena.rpc.spectator import add_to_server as add_spectator_service
 from arena.rules import Event, HandSummary
 from arena.rules.views import HandEndEvent
 from arena.v1 import arena_pb2 as pb
@@ -762,7 +766,11 @@ def raise_open_files_limit() -> int:
     return int(soft)
 
 
-def _add_standard_services(server: grpc.aio.Server) -> None:
+def _add_standard_services(
+    server: grpc.aio.Server, spectators: SpectatorFeed | None = None
+) -> None:
+    if spectators is not None:  # arena.v1.Spectator (arena/rpc/spectator.py)
+        add_spectator_service(spectators, server)
     health = health_aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     # Both the whole server ("") and the referee service report SERVING while it runs.
@@ -770,6 +778,7 @@ def _add_standard_services(server: grpc.aio.Server) -> None:
         health._server_status[name] = health_pb2.HealthCheckResponse.SERVING
     names = (
         SERVICE,
+        *([SPECTATOR_SERVICE] if spectators is not None else []),
         health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
         reflection.SERVICE_NAME,
         REFLECTION_V1,
@@ -795,6 +804,7 @@ async def serve_referee(
     max_message_bytes: int = 1 << 20,
     private_address: str | None = None,
     local_addresses: tuple[str, ...] = (),
+    spectators: SpectatorFeed | None = None,
 ) -> AsyncIterator[Any]:
     """Run the referee's gRPC server (with health and reflection) feeding `hub`, on
     `address` and on `local_addresses` (``unix:/path``, never TLS: for launched bots).
@@ -806,7 +816,10 @@ async def serve_referee(
     ``private_address`` (say ``127.0.0.1:0``), if given, is a second listener, for the bots
     the referee launches (its port is ``server.more_ports[0]``): each listener has its own
     connection cap, so a flood of idle connections on the public address cannot keep the
-    referee's own bots out."""
+    referee's own bots out.
+
+    ``spectators``, if given, is served as `arena.v1.Spectator` on the same listeners, and
+    its sampler runs for as long as the server does."""
     open_files = raise_open_files_limit()
     listeners = 1 + bool(private_address) + len(local_addresses)
     max_connections = max(MIN_CONNECTIONS, (open_files - FD_RESERVE) // listeners)
@@ -815,7 +828,7 @@ async def serve_referee(
     async with serve_grpc(
         address,
         [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
-        configure=_add_standard_services,
+        configure=partial(_add_standard_services, spectators=spectators),
         options=server_options(
             max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
             handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
@@ -826,6 +839,8 @@ async def serve_referee(
         local_addresses=local_addresses,
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
+        if spectators is not None:
+            nursery.start_soon(spectators.run)
         try:
             yield server
         finally:

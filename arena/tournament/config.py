@@ -7,7 +7,8 @@
                                     # the old name `games` still works, with a warning)
     variants = ["argentine-1v1"]    # default: every variant
     concurrency = 4                 # matches played at the same time
-    database = "arena.db"           # SQLite file (relative to the config file)
+    database = "arena.db"           # SQLite file (relative to the config file), or a
+                                    # PostgreSQL URL "postgresql://user@host:5432/db"
     replays = "replays"             # folder for one JSON-lines replay per match
     replay_legal = false            # replays list each decision's legal actions (docs/replay.md)
     logs = "logs"                   # folder for the JSON-lines log
@@ -47,8 +48,9 @@
     pass_env = []                   # names of variables of the referee bots also get
     writable = []                   # folders bound read-write into every sandbox
 
-    [spectators]                    # live spectating with --web (public information only)
+    [spectators]                    # live spectating: --web pages and the gRPC Spectator
     delay_s = 0                     # seconds spectators see the table late
+    token = "..."                   # optional: gRPC spectators must send it (else: open)
 
     [options.argentine-1v1]         # per-variant options (see README "Variants")
     target = 15
@@ -99,6 +101,7 @@ from typing import Any
 from arena.errors import ConfigError, UnknownVariantError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Options, find_variant, variant_names
+from arena.tournament.backend import DatabaseError, Target, as_target, is_url, open_backend
 from arena.tournament.sandbox import MODES, BotLimits, SandboxPolicy
 
 
@@ -153,7 +156,7 @@ class TournamentConfig:
     seed: int = 0
     games: int = 2
     concurrency: int = 4
-    database: Path = Path("arena.db")
+    database: Target = Path("arena.db")  # a Path, or a postgresql:// URL (str)
     replays: Path = Path("replays")
     logs: Path = Path("logs")
     listen: str = "127.0.0.1:0"
@@ -176,6 +179,7 @@ class TournamentConfig:
     source: Path | None = None  # the config file itself (hidden from every sandbox)
     notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
     spectator_delay_s: float = 0.0  # [spectators] delay_s: live spectators see the table late
+    spectator_token: str | None = None  # [spectators] token: gRPC spectators must send it
     executor: ExecutorSpec = field(default_factory=ExecutorSpec)  # [executor]: where matches run
 
 
@@ -389,7 +393,12 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
             if b"-----BEGIN" not in pem:
                 raise ConfigError(f"tls.{name}: {path} is not a PEM file")
     spectators = raw.get("spectators", {})
-    _check_keys(spectators, {"delay_s"}, "spectators")
+    _check_keys(spectators, {"delay_s", "token"}, "spectators")
+    spectator_token = spectators.get("token")
+    if spectator_token is not None and (not isinstance(spectator_token, str)
+                                        or not 8 <= len(spectator_token) <= 200):
+        raise ConfigError("spectators.token: must be a string of 8..200 characters, "
+                          f"got {spectator_token!r}")
     delay = spectators.get("delay_s", 0)
     if isinstance(delay, bool) or not isinstance(delay, int | float) or not 0 <= delay <= 3600:
         raise ConfigError(f"spectators.delay_s: must be a number of seconds 0..3600, got {delay!r}")
@@ -406,7 +415,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         seed=_int(t, "seed", "tournament", 0, 0, INT63_MAX),
         games=_matches_per_pair(t),
         concurrency=_int(t, "concurrency", "tournament", 4, 1, MAX_CONCURRENCY),
-        database=base / _str(t, "database", "tournament", "arena.db"),
+        database=_database(_str(t, "database", "tournament", "arena.db"), base),
         replays=base / _str(t, "replays", "tournament", "replays"),
         logs=base / _str(t, "logs", "tournament", "logs"),
         listen=listen,
@@ -433,6 +442,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         challenger=challenger,
         sandbox=sandbox,
         spectator_delay_s=float(delay),
+        spectator_token=spectator_token,
         executor=_executor(raw.get("executor", {})),
     )
 
@@ -617,21 +627,42 @@ def _writable_folder(path: Path, field_name: str) -> None:
         raise ConfigError(f"{field_name}: {existing} is not writable")
 
 
-def _database_file(path: Path) -> None:
+def _database(text: str, base: Path) -> Target:
+    """`tournament.database`: an SQLite file relative to `base`, or a PostgreSQL URL."""
+    if "://" in text and not is_url(text):
+        scheme = text.split("://", 1)[0]
+        raise ConfigError(f"tournament.database: {scheme}:// is not supported; give an SQLite "
+                          "file name or a postgresql://user@host:port/db URL")
+    return as_target(text, base)
+
+
+def check_database(target: Target, field_name: str = "tournament.database") -> None:
+    """A file: see `_database_file`. A PostgreSQL URL: the server answers and lets us in
+    (`ConfigError`, one line, if not)."""
+    if not is_url(target):
+        _database_file(Path(target), field_name)
+        return
+    try:
+        open_backend(target, busy_timeout=10).close()
+    except DatabaseError as exc:
+        raise ConfigError(f"{field_name}: {str(exc).removeprefix('database: ')}") from None
+
+
+def _database_file(path: Path, field_name: str = "tournament.database") -> None:
     if path.is_dir():
-        raise ConfigError(f"tournament.database: {path} is a folder; give a file name")
+        raise ConfigError(f"{field_name}: {path} is a folder; give a file name")
     if path.exists():
         try:
             with path.open("rb") as src:
                 head = src.read(16)
         except OSError as exc:
-            raise ConfigError(f"tournament.database: cannot open {path}: {exc.strerror}") from None
+            raise ConfigError(f"{field_name}: cannot open {path}: {exc.strerror}") from None
         if head and head != b"SQLite format 3\0":
-            raise ConfigError(f"tournament.database: {path} is not an SQLite database")
+            raise ConfigError(f"{field_name}: {path} is not an SQLite database")
         if not os.access(path, os.R_OK | os.W_OK):
-            raise ConfigError(f"tournament.database: {path} is not writable")
+            raise ConfigError(f"{field_name}: {path} is not writable")
         return
-    _writable_folder(path.parent, "tournament.database")
+    _writable_folder(path.parent, field_name)
 
 
 def _python_script(argv: tuple[str, ...], cwd: Path, where: str) -> None:
@@ -683,10 +714,11 @@ def check_bot_command(index: int, bot: BotSpec) -> None:
 
 
 def preflight(config: TournamentConfig, *, bind: bool = True) -> None:
-    """Check what the machine must offer before anything is created: the database file and
+    """Check what the machine must offer before anything is created: the database file (or
+    the PostgreSQL server answering) and
     the replays and logs folders writable, the key file readable (or creatable), the listen
     address free, every launched bot's program there. Raise `ConfigError` (one line)."""
-    _database_file(config.database)
+    check_database(config.database)
     _writable_folder(config.replays, "tournament.replays")
     _writable_folder(config.logs, "tournament.logs")
     if config.secret_file is not None:

@@ -257,12 +257,21 @@ class _Pool:
         if slot is None:
             return
         live = self.runner.live.get(match_id)
-        if live is None:
-            pairing = slot.pairing
-            game = Match(pairing.variant, pairing.options, pairing.seed)
-            names = tuple(bot.name for bot in seat_bots(pairing, game.team_of))
-            live = self.runner.live[match_id] = (names, game)
-        live[1].apply(action, signal)
+        if live is not None:
+            live[1].apply(action, signal)
+
+    def _live(self, worker: _Worker, match_id: str, started: bool) -> None:
+        """A match entered or left the worker's live map: so does its copy here."""
+        slot = worker.pending.get(match_id)
+        if slot is None:
+            return
+        if not started:
+            self.runner.live.pop(match_id, None)
+            return
+        pairing = slot.pairing
+        game = Match(pairing.variant, pairing.options, pairing.seed)
+        names = tuple(bot.name for bot in seat_bots(pairing, game.team_of))
+        self.runner.live[match_id] = (names, game)
 
     async def _read(self, worker: _Worker) -> None:
         """Route the worker's frames; when it ends, its unfinished matches are played again
@@ -275,6 +284,8 @@ class _Pool:
                 tag = frame[0]
                 if tag == "move":
                     self._move(worker, *frame[1:])
+                elif tag == "live":
+                    self._live(worker, frame[1], frame[2])
                 elif tag == "lag":
                     worker.lag = float(frame[1])
                 elif tag in ("done", "failed"):

@@ -2,7 +2,9 @@
 
 Each table is a list of plain rows (dicts with the same keys in the same order), so the three
 formats say the same thing; JSON keeps numbers as numbers and the rating as null when no match
-had a winner.
+had a winner. A standings row ends with the bot's faults by kind (timeouts, illegal actions,
+disconnects; `faults` counts strikes) and its decision latency p50 / p99 in ms (null when no
+stored match kept latency), from the histograms stored with each match.
 """
 
 from __future__ import annotations
@@ -36,8 +38,19 @@ def standings_rows(lines: Sequence[Line]) -> list[dict[str, Any]]:
             "points_against": line.points_against,
             "faults": line.faults,
             "forfeits": line.forfeits,
+            "timeouts": line.fault_kinds.get("timeout", 0),
+            "illegal_actions": line.fault_kinds.get("illegal_action", 0),
+            "disconnects": line.fault_kinds.get("disconnect", 0),
+            "latency_p50_ms": _ms(line.p50_ms),
+            "latency_p99_ms": _ms(line.p99_ms),
         })
     return rows
+
+
+def _ms(value: float | None) -> float | None:
+    """A latency for the tables: 0.01 ms steps (finer than the histograms' 2 %), None when
+    no decision was timed."""
+    return None if value is None else round(value, 2)
 
 
 def crosstable_rows(

@@ -1,17 +1,19 @@
-"""The ladder's own tables, beside the store's in the same SQLite database.
+"""The ladder's own tables, beside the store's in the same database (SQLite or PostgreSQL).
 
 `ladders` keeps each ladder's settings (k, min_games, inherit, variants: what `arena ladder
 show` needs without the config); `ladder_bots` every bot version entered, and when it was
 retired (what `arena ladder add/retire` write and the running service polls); `ladder_pairs`
 every duplicate pair scheduled, whose numbers only grow (a restart goes on after the last).
 A bot version's identity, in these tables and in the matches, is `name@version`.
+
+These tables have their own schema version (`MIGRATIONS`, component `ladder` of the
+`schema_version` table), apart from the store's.
 """
 
 from __future__ import annotations
 
 import json
 import shlex
-import sqlite3
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -20,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ConfigError
+from arena.tournament.backend import Backend, Migration, Target, is_url, migrate, open_backend
 from arena.tournament.config import BotSpec
 from arena.tournament.store import MatchRow, Store
 
-SCHEMA = """
+SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS ladders (
     name      TEXT PRIMARY KEY,
     settings  TEXT NOT NULL           -- JSON: k, min_games, inherit, variants
@@ -48,8 +51,23 @@ CREATE TABLE IF NOT EXISTS ladder_pairs (
     seed         INTEGER NOT NULL,
     scheduled_at REAL NOT NULL,
     PRIMARY KEY (ladder, number)
-);
+)
 """
+
+
+def _create_tables(db: Backend) -> None:
+    db.script(SCHEMA_V1)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("tables ladders, ladder_bots, ladder_pairs", _create_tables),
+)
+"""The ladder tables' schema, one step at a time."""
+
+
+def _legacy_version(db: Backend) -> int:
+    """Ladder tables written before they had a version."""
+    return 1 if db.has_table("ladders") else 0
 
 
 def identity(name: str, version: str) -> str:
@@ -108,10 +126,14 @@ class Entry:
 class LadderBook:
     """The ladder's own tables, in the store's database (its own connection)."""
 
-    def __init__(self, database: Path) -> None:
+    def __init__(self, database: Target) -> None:
         self.store = Store(database)
         self.db = self.store.db
-        self.db.executescript(SCHEMA)
+        try:
+            migrate(self.db, "ladder", MIGRATIONS, legacy=_legacy_version)
+        except BaseException:
+            self.store.close()
+            raise
 
     def close(self) -> None:
         self.store.close()
@@ -124,7 +146,7 @@ class LadderBook:
         return json.loads(row[0]) if row else None
 
     def save_settings(self, ladder: str, settings: dict[str, Any]) -> None:
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "INSERT INTO ladders(name, settings) VALUES (?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET settings = excluded.settings",
@@ -134,7 +156,7 @@ class LadderBook:
     def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> None:
         """Enter (or update) a bot version. `revive`: a retired one comes back."""
         retired = "NULL" if revive else "ladder_bots.retired_at"
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, added_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ladder, name, version) DO UPDATE SET "
@@ -153,7 +175,7 @@ class LadderBook:
             query += " AND version = ?"
             args += (version,)
         found = [identity(n, v) for n, v in self.db.execute(query, args)]
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "UPDATE ladder_bots SET retired_at = ? WHERE ladder = ? AND name = ? "
                 "AND retired_at IS NULL" + (" AND version = ?" if version is not None else ""),
@@ -190,7 +212,7 @@ class LadderBook:
     def schedule_pair(
         self, ladder: str, number: int, variant: str, a: str, b: str, seed: int
     ) -> None:
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "INSERT INTO ladder_pairs(ladder, number, variant, bot_a, bot_b, seed, "
                 "scheduled_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -205,7 +227,7 @@ class LadderBook:
                 if r.tournament == ladder or any(fnmatchcase(r.tournament, p) for p in patterns)]
 
 
-def find_ladder(database: Path, name: str | None) -> str:
+def find_ladder(database: Target, name: str | None) -> str:
     """The ladder called `name` in `database`, or its only one; `ConfigError` otherwise."""
     book = LadderBook(database)
     try:
@@ -223,13 +245,12 @@ def find_ladder(database: Path, name: str | None) -> str:
     return known[0]
 
 
-def sqlite_has_table(database: Path, table: str) -> bool:
+def has_table(database: Target, table: str) -> bool:
     """Whether `database` exists and has `table` (without creating either)."""
-    if not database.exists():
+    if not is_url(database) and not Path(database).exists():
         return False
-    db = sqlite3.connect(database)
+    db = open_backend(database, read_only=True)
     try:
-        return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
-                          (table,)).fetchone() is not None
+        return db.has_table(table)
     finally:
         db.close()

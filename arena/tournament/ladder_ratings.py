@@ -51,7 +51,7 @@ def rate(
         if variant is not None and row.variant != variant:
             continue
         a, b = line_of(lines, row.bot0, predecessors), line_of(lines, row.bot1, predecessors)
-        record(a, b, row.winner_team)
+        record(a, b, row.winner_bot)
         for bot in (a, b):
             bot.faults += sum(
                 s for seat, s in enumerate(row.strikes)

@@ -27,6 +27,7 @@ import trio
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.server import Connection, Hub, serve_referee
+from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.executors import Executor, choose_executor
@@ -173,13 +174,16 @@ class TournamentRunner:
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
         self.on_presence: Callable[[list[str], list[str]], None] | None = None
+        # The gRPC thread's lag since last asked (seconds), while serving: `_pace` watches it.
+        self.wire_lag: Callable[[], float] = lambda: 0.0
         # The matches being played now: id -> (the bot in each seat, the engine's match).
-        self.live: dict[str, tuple[tuple[str, ...], Match]] = {}
-        # Someone watches `live` (the web's spectators): executors' workers then forward
-        # every move to keep a copy of each match here.
-        self.spectated = False
+        self.live = LiveMatches()  # match id -> (bots, Match), for spectators
+        self.spectators: SpectatorFeed | None = None  # the gRPC spectators' feed, while serving
         # Where matches run (arena.tournament.executors); None: chosen by [executor] at `run`.
         self.executor: Executor | None = None
+        # Executors' workers forward every move of their matches, so that `live` holds a
+        # copy of each in step (for the web's and the gRPC spectators); False saves that.
+        self.spectated = True
         # The worst lag of the executor's worker processes (seconds, smoothed): `_pace`
         # plays fewer matches at once when they lag as when this process does.
         self.workers_lag: Callable[[], float] = lambda: 0.0
@@ -316,7 +320,8 @@ class TournamentRunner:
             )
         private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
         socket = private / "referee.sock"
-        hidden = [cfg.database, cfg.replays, cfg.logs, private,
+        hidden = [*([cfg.database] if isinstance(cfg.database, Path) else []),  # a file
+                  cfg.replays, cfg.logs, private,
                   *([cfg.source] if cfg.source is not None else []),
                   *([cfg.secret_file] if cfg.secret_file is not None else [])]
         if cfg.tls_key is not None:
@@ -332,6 +337,8 @@ class TournamentRunner:
             host = cfg.listen.rsplit(":", 1)[0]
             if host in ("", "0.0.0.0", "[::]"):  # listening everywhere: launch bots locally
                 host = "127.0.0.1"
+            self.spectators = SpectatorFeed(self.live, delay_s=cfg.spectator_delay_s,
+                                            token=cfg.spectator_token)
             async with trio.open_nursery() as storing:
                 self.storage.running = True  # from now on matches queue their results
                 storing.start_soon(self._store_results)
@@ -343,9 +350,11 @@ class TournamentRunner:
                         # sandboxed, a private TCP port when not): a flood at the door of
                         # `listen` cannot keep them out.
                         private_address=f"{host}:0",
+                        spectators=self.spectators,  # arena.v1.Spectator
                     ) as server, trio.open_nursery() as drains:
                         self.address = f"{host}:{server.port}"
                         self.launch_address = f"{host}:{server.more_ports[0]}"
+                        self.wire_lag = server.take_loop_lag
                         self.started_at = trio.current_time()
                         self._drain_nursery = drains  # seats' output drains end with them
                         try:
@@ -383,7 +392,8 @@ class TournamentRunner:
 
     async def _pace(self, limiter: trio.CapacityLimiter, most: int) -> None:
         """Backpressure: measure the referee's own lag (how late a short sleep of trio's wakes
-        up) and when the referee cannot keep up, play fewer matches at once instead of
+        up, or the gRPC thread's loop, `wire_lag`, whichever is worse: answers are stamped
+        there) and when the referee cannot keep up, play fewer matches at once instead of
         letting bots be asked late; give them back, a quarter more at a time, while it keeps
         up (from `START_MATCHES` up to `most`: a slow start, not a stampede of match starts).
         Every cut is logged (`referee_lagging`), and every recovery (`referee_caught_up`)."""
@@ -395,8 +405,8 @@ class TournamentRunner:
             before = trio.current_time()
             await trio.sleep(PACE_S)
             now = trio.current_time()
-            lag += LAG_SMOOTHING * (now - before - PACE_S - lag)
-            lag = max(lag, self.workers_lag())
+            sample = max(now - before - PACE_S, self.wire_lag(), self.workers_lag())
+            lag += LAG_SMOOTHING * (sample - lag)
             if lag > too_late:
                 calm = 0.0
                 if now >= hold and limiter.total_tokens > 1:

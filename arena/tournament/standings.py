@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from arena.tournament import latency as lat
 from arena.tournament.ratings import Rating, elo_ratings
 from arena.tournament.store import MatchRow
 
@@ -22,10 +23,29 @@ class Line:
     faults: int = 0
     forfeits: int = 0
     rating: Rating | None = None  # Elo from these matches (None: no match had a winner)
+    # Its decisions' latency (a histogram added over matches, arena.tournament.latency) and
+    # its faults by kind (timeout, illegal_action, disconnect, forfeit), from the matches
+    # that kept them.
+    latency: lat.Histogram = field(default_factory=dict)
+    fault_kinds: dict[str, int] = field(default_factory=dict)
 
     @property
     def score(self) -> float:
         return self.wins / self.matches if self.matches else 0.0
+
+    @property
+    def decisions(self) -> int:
+        """Decisions with a known latency."""
+        return sum(self.latency.values())
+
+    @property
+    def p50_ms(self) -> float | None:
+        """Median decision latency in ms (None: no latency stored)."""
+        return lat.percentile(self.latency, 0.5)
+
+    @property
+    def p99_ms(self) -> float | None:
+        return lat.percentile(self.latency, 0.99)
 
 
 def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line]:
@@ -36,8 +56,8 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
     for row in rows:
         if variant is not None and row.variant != variant:
             continue
-        if row.winner_team is not None and row.bot0 != row.bot1:
-            winner = (row.bot0, row.bot1)[row.winner_team]
+        if row.winner_bot is not None and row.bot0 != row.bot1:
+            winner = (row.bot0, row.bot1)[row.winner_bot]
             results.append((winner, row.bot1 if winner == row.bot0 else row.bot0))
         bots = (row.bot0, row.bot1)
         for team, bot in enumerate(bots):
@@ -46,6 +66,15 @@ def standings(rows: Iterable[MatchRow], variant: str | None = None) -> list[Line
             # Strikes per seat, credited to the bot in that seat.
             seat_bots = row.seat_bots or tuple(bots[i % 2] for i in range(len(row.strikes)))
             line.faults += sum(s for i, s in enumerate(row.strikes) if seat_bots[i] == bot)
+            mine = [seat_bots[i] == bot and not (team and bot == bots[0])  # once in self-play
+                    for i in range(len(seat_bots))]
+            for seat, hist in enumerate(row.latency):
+                if seat < len(mine) and mine[seat]:
+                    lat.add(line.latency, hist)
+            for seat, kinds in enumerate(row.faults):
+                if seat < len(mine) and mine[seat]:
+                    for kind, n in kinds.items():
+                        line.fault_kinds[kind] = line.fault_kinds.get(kind, 0) + n
             if row.faulty_bot == bot and row.termination != "normal":
                 line.forfeits += 1
     for bot, rating in elo_ratings(results).items():
@@ -94,7 +123,7 @@ def _count(record: Line | Cell, row: MatchRow, side: int) -> None:
     record.matches += 1
     record.points_for += points[side]
     record.points_against += points[1 - side]
-    if row.winner_team == side:
+    if row.winner_bot == side:
         record.wins += 1
-    elif row.winner_team is not None:
+    elif row.winner_bot is not None:
         record.losses += 1

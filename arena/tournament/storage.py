@@ -4,7 +4,8 @@ Matches hand their report to `StorageWorker.submit` (an unbounded in-memory queu
 waits) and go on. The worker takes one job at a time and runs the disk work in a trio worker
 thread, so a slow disk or a database lock held by another process never blocks the trio
 thread that drives the matches. A locked or full database (or a full disk under the replays)
-pauses storing: a warning names the cause, the job is retried with backoff, and nothing is
+pauses storing, and so does a PostgreSQL server that cannot be reached (the store reconnects
+before each new attempt): a warning names the cause, the job is retried with backoff, and nothing is
 lost while the process lives. An error that is not transient, or a transient one that lasts
 longer than `retry_s`, is fatal: `StorageError`, and the tournament stops; finished matches
 already stored are kept, and a resumed run plays the others (ids are deterministic, rows
@@ -27,9 +28,14 @@ import trio
 from arena.errors import ArenaError
 from arena.referee import MatchReport, TimeControl
 from arena.replay import write_replay
+from arena.tournament.backend import describe, driver_errors
 from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.storage")
+
+_STORE_ERRORS: tuple[type[Exception], ...] = (OSError, *driver_errors())
+
+_RECONNECT_ERRORS: tuple[type[Exception], ...] = (ArenaError, *_STORE_ERRORS)
 
 BACKOFF_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)  # then 2 s between attempts
 
@@ -53,7 +59,12 @@ class StoreJob:
 
 
 def transient(exc: BaseException) -> str | None:
-    """Why `exc` is worth retrying ("locked", "full"), or None if it is not."""
+    """Why `exc` is worth retrying ("locked", "full", "connection"), or None if it is not.
+
+    PostgreSQL (psycopg): a lost or refused connection (`OperationalError`, a server shutting
+    down or restarting, too many connections) is "connection", and the store reconnects
+    before the next attempt; a serialization failure or deadlock is "locked"; a full disk
+    on the server is "full"."""
     text = str(exc).lower()
     if isinstance(exc, sqlite3.OperationalError):
         if "locked" in text or "busy" in text:
@@ -62,6 +73,24 @@ def transient(exc: BaseException) -> str | None:
             return "full"
     if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
         return "full"
+    return _transient_postgres(exc)
+
+
+def _transient_postgres(exc: BaseException) -> str | None:
+    try:
+        import psycopg
+        from psycopg import errors as pg
+    except ImportError:
+        return None
+    if isinstance(exc, pg.DiskFull):
+        return "full"
+    if isinstance(exc, pg.SerializationFailure | pg.DeadlockDetected | pg.LockNotAvailable):
+        return "locked"
+    if isinstance(exc, pg.AdminShutdown | pg.CrashShutdown | pg.CannotConnectNow
+                  | pg.TooManyConnections):
+        return "connection"
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return "connection"  # the connection was lost (closed, reset, timed out)
     return None
 
 
@@ -116,7 +145,7 @@ class StorageWorker:
         while True:
             try:
                 await trio.to_thread.run_sync(self._write, job)
-            except (OSError, sqlite3.Error) as exc:
+            except _STORE_ERRORS as exc:
                 why = transient(exc)
                 now = time.monotonic()
                 first_failure = now if first_failure is None else first_failure
@@ -125,8 +154,11 @@ class StorageWorker:
                     raise StorageError(self._fatal(job, exc, why, waited)) from exc
                 delay = BACKOFF_S[min(attempt, len(BACKOFF_S) - 1)]
                 attempt += 1
+                if why == "connection":
+                    await trio.to_thread.run_sync(self._reconnect)
                 if not self.paused and self.on_state is not None:
-                    cause = "the database is locked" if why == "locked" else "the disk is full"
+                    cause = {"locked": "the database is locked", "full": "the disk is full",
+                             "connection": "the database server cannot be reached"}[why]
                     self.on_state(
                         f"storing paused: {cause} ({exc}); matches go on and their results "
                         f"wait in memory; retrying for up to {self.retry_s:g} s "
@@ -134,9 +166,9 @@ class StorageWorker:
                     )
                 self.paused = True
                 log.warning(
-                    "storage_paused", reason=why, error=str(exc), match_id=job.report.match_id,
-                    waiting=self.pending, retry_in_s=delay, paused_for_s=round(waited, 3),
-                    database=str(self.store.path),
+                    "storage_paused", reason=why, error=" ".join(str(exc).split()),
+                    match_id=job.report.match_id, waiting=self.pending, retry_in_s=delay,
+                    paused_for_s=round(waited, 3), database=describe(self.store.path),
                 )
                 await trio.sleep(delay)
                 continue
@@ -148,8 +180,17 @@ class StorageWorker:
                     self.on_state(f"storing resumed after {lasted:.1f} s")
             return
 
+    def _reconnect(self) -> None:
+        """After a lost connection: a new one (a failure is left to the next attempt)."""
+        try:
+            self.store.reconnect()
+        except _RECONNECT_ERRORS as exc:
+            log.warning("storage_reconnect_failed", error=" ".join(str(exc).split()),
+                        database=describe(self.store.path))
+
     def _fatal(self, job: StoreJob, exc: BaseException, why: str | None, waited: float) -> str:
-        what = "the replay file" if not job.replay_written else f"the database {self.store.path}"
+        what = ("the replay file" if not job.replay_written
+                else f"the database {describe(self.store.path)}")
         lasted = f" for {waited:.1f} s (storage.retry_ms)" if why else ""
         return (
             f"storing results failed: could not write {what}{lasted}: {exc}; "

@@ -1,30 +1,50 @@
-"""Results in an embedded SQLite database: bots, tournaments, matches and their outcomes.
+"""Results in a database: bots, tournaments, matches and their outcomes.
 
-Every finished match is committed as it ends (one transaction), so a killed tournament loses
-nothing that finished. Match ids are deterministic (tournament, variant, bots, index), which is
-what lets a tournament resume.
+SQLite (a file, the default) or PostgreSQL (a `postgresql://` URL), through the small layer in
+`arena.tournament.backend`. Every finished match is committed as it ends (one transaction), so
+a killed tournament loses nothing that finished. Match ids are deterministic (tournament,
+variant, bots, index), which is what lets a tournament resume.
+
+The schema is versioned: `MIGRATIONS` below, applied in order, once each, when a `Store`
+opens the database (SQLite keeps the number in `PRAGMA user_version`, PostgreSQL in the
+`schema_version` table). A database written before versions were kept reads as version 1;
+one written by a newer truco-arena is refused (`SchemaTooNewError`) and left untouched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import structlog
+
 from arena.referee import MatchReport
+from arena.tournament import latency as lat
+from arena.tournament.backend import (
+    Backend,
+    Migration,
+    Target,
+    check_version,
+    describe,
+    migrate,
+    open_backend,
+    retry_locked,
+)
+
+log = structlog.get_logger("arena.store")
 
 BUSY_TIMEOUT_S = 30.0
 """How long an operation waits for another process's lock on the database."""
 
-SCHEMA = """
+SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS tournaments (
     name        TEXT PRIMARY KEY,
     config      TEXT NOT NULL,
     started_at  REAL NOT NULL,
-    finished_at REAL,
-    secret      BLOB              -- the deals' key (NULL: kept in a key file)
+    finished_at REAL
 );
 CREATE TABLE IF NOT EXISTS bots (
     name    TEXT PRIMARY KEY,
@@ -40,7 +60,7 @@ CREATE TABLE IF NOT EXISTS matches (
     bot0         TEXT NOT NULL,     -- the pairing's first bot (team 0; seat 0 in gallo)
     bot1         TEXT NOT NULL,     -- its second bot (team 1; seats 1 and 2 in gallo)
     termination  TEXT NOT NULL,     -- normal, timeout, illegal_action, disconnect, forfeit
-    winner_team  INTEGER,           -- 0: bot0 won, 1: bot1 won, NULL: nobody
+    winner_team  INTEGER,           -- renamed winner_bot by migration 4
     faulty_seat  INTEGER,
     faulty_bot   TEXT,
     detail       TEXT NOT NULL DEFAULT '',
@@ -49,14 +69,63 @@ CREATE TABLE IF NOT EXISTS matches (
     games0       INTEGER NOT NULL,  -- chicos / games won by bot0
     games1       INTEGER NOT NULL,
     strikes      TEXT NOT NULL,     -- JSON list per seat
-    seat_bots    TEXT NOT NULL DEFAULT '[]',  -- JSON list: the bot in each seat
     decisions    INTEGER NOT NULL,
     replay       TEXT,
     started_at   REAL NOT NULL,
     finished_at  REAL NOT NULL
 );
-CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament);
+CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament)
 """
+"""The tables as the first release wrote them (migration 1); later columns come by migration."""
+
+WINNER_COMMENT = "0: bot0 won, 1: bot1 won, NULL: nobody (a draw, or no winner)"
+
+
+def _add_column(table: str, column: str, decl: str) -> Migration:
+    """A migration adding a column (kept when it is there already: databases written before
+    versions were kept may have it)."""
+
+    def apply(db: Backend) -> None:
+        if column not in db.columns(table):
+            db.execute(db.ddl(f"ALTER TABLE {table} ADD COLUMN {column} {decl}"))
+
+    return Migration(f"{table}.{column}", apply)
+
+
+def _create_tables(db: Backend) -> None:
+    db.script(SCHEMA_V1)
+
+
+def _rename_winner(db: Backend) -> None:
+    # `winner_team` held which of the pairing's two bots won (not a team: in gallo the two
+    # bots are not teams, and bot0 may hold several seats).
+    db.execute("ALTER TABLE matches RENAME COLUMN winner_team TO winner_bot")
+    if db.postgres:
+        db.execute(f"COMMENT ON COLUMN matches.winner_bot IS '{WINNER_COMMENT}'")
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("tables tournaments, bots, matches", _create_tables),
+    # a database from before gallo: the bot in each seat (JSON list)
+    _add_column("matches", "seat_bots", "TEXT NOT NULL DEFAULT '[]'"),
+    # a database from before secret deals: the deals' key (NULL: kept in a key file)
+    _add_column("tournaments", "secret", "BLOB"),
+    # matches.winner_team -> winner_bot: 0: bot0 won, 1: bot1 won, NULL: nobody
+    Migration("matches.winner_team renamed winner_bot", _rename_winner),
+    # per seat: a latency histogram of its decisions (JSON {bucket: count}, latency.py)
+    _add_column("matches", "latency", "TEXT NOT NULL DEFAULT '[]'"),
+    # per seat: its faults by kind (JSON {"timeout": n, "illegal_action": n, ...})
+    _add_column("matches", "faults", "TEXT NOT NULL DEFAULT '[]'"),
+)
+"""The store's schema, one step at a time (the version is how many were applied)."""
+
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _legacy_version(db: Backend) -> int:
+    """A database written before versions were kept has the tables (version 1 at least; the
+    column migrations that follow keep what it has)."""
+    return 1 if db.has_table("matches") else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,13 +137,56 @@ class MatchRow:
     bot0: str
     bot1: str
     termination: str
-    winner_team: int | None
+    winner_bot: int | None  # 0: bot0 won, 1: bot1 won, None: nobody
     faulty_bot: str | None
     points0: int
     points1: int
     strikes: tuple[int, ...]
     seat_bots: tuple[str, ...] = ()
     tournament: str = ""
+    # Per seat (empty for a match stored before they were kept): its decisions' latency
+    # histogram (arena.tournament.latency) and its faults by kind.
+    latency: tuple[lat.Histogram, ...] = field(default=(), hash=False, compare=False)
+    faults: tuple[dict[str, int], ...] = field(default=(), hash=False, compare=False)
+
+
+ROW_COLUMNS = """id, variant, bot0, bot1, termination, winner_bot, faulty_bot, points0, points1,
+    strikes, seat_bots, tournament, latency, faults"""
+"""What `row_from` reads, in order."""
+
+
+def row_from(r: tuple[object, ...] | list[object]) -> MatchRow:
+    """A `MatchRow` from the values of `ROW_COLUMNS`."""
+    latency = json.loads(str(r[12] or "[]"))
+    faults = json.loads(str(r[13] or "[]"))
+    return MatchRow(
+        str(r[0]), str(r[1]), str(r[2]), str(r[3]), str(r[4]),
+        None if r[5] is None else int(str(r[5])), None if r[6] is None else str(r[6]),
+        int(str(r[7])), int(str(r[8])), tuple(json.loads(str(r[9]))),
+        tuple(json.loads(str(r[10] or "[]"))), str(r[11]),
+        tuple(lat.from_json(h) for h in latency), tuple(dict(f) for f in faults),
+    )
+
+
+def seat_faults(report: MatchReport) -> list[dict[str, int]]:
+    """Per seat, its faults by kind: each faulty decision (`timeout`, `illegal_action`), and
+    the fault that ended the match (its last strike, or a `disconnect` / `forfeit`)."""
+    out: list[dict[str, int]] = [{} for _ in report.seat_names]
+    for d in report.decisions:
+        if d.fault is not None and 0 <= d.seat < len(out):
+            out[d.seat][d.fault] = out[d.seat].get(d.fault, 0) + 1
+    o = report.outcome
+    if o.faulty_seat is not None and o.termination.name != "NORMAL" \
+            and 0 <= o.faulty_seat < len(out):
+        kind = o.termination.name.lower()
+        out[o.faulty_seat][kind] = out[o.faulty_seat].get(kind, 0) + 1
+    return out
+
+
+def seat_latency(report: MatchReport) -> list[lat.Histogram]:
+    """Per seat, the histogram of its decisions' latency."""
+    return [lat.histogram(d.latency_ms for d in report.decisions if d.seat == seat)
+            for seat in range(len(report.seat_names))]
 
 
 def bot_results(
@@ -107,51 +219,45 @@ def bot_results(
 class Store:
     """The results database."""
 
-    def __init__(self, path: Path, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
+    def __init__(self, target: Target, busy_timeout: float = BUSY_TIMEOUT_S) -> None:
+        self.path = target
         self.busy_timeout = busy_timeout
         # Several processes may share one database (two `arena match` runs, a tournament and
-        # `arena standings`): wait for a lock rather than fail at once. The tournament's
-        # storage worker uses the connection from one worker thread at a time.
-        self.db = sqlite3.connect(path, timeout=busy_timeout, check_same_thread=False)
-        self._switch_to_wal()
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.executescript(SCHEMA)
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(matches)")}
-        if "seat_bots" not in columns:  # a database from before gallo
-            with self.db:
-                self.db.execute(
-                    "ALTER TABLE matches ADD COLUMN seat_bots TEXT NOT NULL DEFAULT '[]'"
-                )
-        columns = {row[1] for row in self.db.execute("PRAGMA table_info(tournaments)")}
-        if "secret" not in columns:  # a database from before secret deals
-            with self.db:
-                self.db.execute("ALTER TABLE tournaments ADD COLUMN secret BLOB")
+        # `arena standings`): wait for a lock rather than fail at once.
+        self.db = open_backend(target, busy_timeout=busy_timeout)
+        try:
+            check_version(self.db, "store", SCHEMA_VERSION)  # before anything is written
+            if not self.db.postgres:
+                # WAL mode (readers never block the writer). Switching a new database's
+                # journal mode does not wait on the busy timeout when another connection is
+                # switching it at the same moment, so that one step is retried.
+                retry_locked(lambda: self.db.execute("PRAGMA journal_mode=WAL"), busy_timeout)
+                self.db.execute("PRAGMA foreign_keys=ON")
+            migrate(self.db, "store", MIGRATIONS, legacy=_legacy_version,
+                    on_applied=self._migrated)
+        except BaseException:
+            self.db.close()
+            raise
 
-    def _switch_to_wal(self) -> None:
-        """WAL mode (readers never block the writer). Switching a new database's journal
-        mode does not wait on SQLite's busy timeout when another connection is switching it
-        at the same moment, so that one step is retried here."""
-        deadline = time.monotonic() + self.busy_timeout
-        while True:
-            try:
-                self.db.execute("PRAGMA journal_mode=WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
+    def _migrated(self, version: int, what: str) -> None:
+        log.info("schema_migrated", component="store", version=version, change=what,
+                 database=describe(self.path))
 
     def close(self) -> None:
         self.db.close()
+
+    def reconnect(self) -> None:
+        """A new connection in place of one that was lost (PostgreSQL: a server restart)."""
+        old, self.db = self.db, open_backend(self.path, busy_timeout=self.busy_timeout)
+        with contextlib.suppress(Exception):
+            old.close()
 
     def begin_tournament(
         self, name: str, config: dict[str, object], secret: bytes | None = None
     ) -> bytes | None:
         """Record the tournament (kept as it was if it is being resumed) and return its stored
         secret: the one recorded when it began, else `secret` (None: the key is in a file)."""
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "INSERT OR IGNORE INTO tournaments(name, config, started_at, secret) "
                 "VALUES (?, ?, ?, ?)",
@@ -170,18 +276,18 @@ class Store:
 
     def forget_tournament(self, name: str) -> None:
         """Delete a tournament and its matches (to play it again from scratch)."""
-        with self.db:
+        with self.db.transaction():
             self.db.execute("DELETE FROM matches WHERE tournament = ?", (name,))
             self.db.execute("DELETE FROM tournaments WHERE name = ?", (name,))
 
     def finish_tournament(self, name: str) -> None:
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "UPDATE tournaments SET finished_at = ? WHERE name = ?", (time.time(), name)
             )
 
     def add_bot(self, name: str, kind: str, command: str = "") -> None:
-        with self.db:
+        with self.db.transaction():
             self.db.execute(
                 "INSERT INTO bots(name, kind, command) VALUES (?, ?, ?) "
                 "ON CONFLICT(name) DO UPDATE SET kind = excluded.kind, command = excluded.command",
@@ -211,19 +317,21 @@ class Store:
         """Commit one finished match (idempotent: storing it twice keeps one row).
 
         `accounts` maps seats to scoring accounts (default seat % 2); the row's winner,
-        points and games are per bot of the pairing (see `bot_results`)."""
+        points and games are per bot of the pairing (see `bot_results`); each seat's latency
+        histogram and faults are kept with it."""
         o = report.outcome
         names = report.seat_names
         accounts = accounts or tuple(seat % 2 for seat in range(len(names)))
         winner, points, games = bot_results(report, team_bots, accounts)
         faulty_bot = names[o.faulty_seat] if o.faulty_seat is not None else None
-        with self.db:
+        latency = json.dumps([lat.to_json(h) for h in seat_latency(report)])
+        with self.db.transaction():
             self.db.execute(
                 """INSERT OR IGNORE INTO matches(id, tournament, variant, options, seed, bot0,
-                bot1, termination, winner_team, faulty_seat, faulty_bot, detail, points0,
+                bot1, termination, winner_bot, faulty_seat, faulty_bot, detail, points0,
                 points1, games0, games1, strikes, decisions, replay, started_at, finished_at,
-                seat_bots)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
+                seat_bots, latency, faults)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)""",
                 (
                     report.match_id, tournament, report.variant,
                     json.dumps(options, sort_keys=True), report.seed,
@@ -232,19 +340,15 @@ class Store:
                     games[0], games[1], json.dumps(list(o.strikes)),
                     len(report.decisions), str(replay) if replay else None,
                     report.started_at, report.finished_at, json.dumps(list(names)),
+                    latency, json.dumps(seat_faults(report), sort_keys=True),
                 ),
             )
 
     def matches(self, tournament: str | None = None) -> list[MatchRow]:
         """Every stored match of `tournament` (None: of every tournament), in id order."""
-        query = """SELECT id, variant, bot0, bot1, termination, winner_team, faulty_bot,
-            points0, points1, strikes, seat_bots, tournament FROM matches"""
+        query = f"SELECT {ROW_COLUMNS} FROM matches"
         if tournament is None:
             rows = self.db.execute(query + " ORDER BY id")
         else:
             rows = self.db.execute(query + " WHERE tournament = ? ORDER BY id", (tournament,))
-        return [
-            MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                     tuple(json.loads(r[9])), tuple(json.loads(r[10])), r[11])
-            for r in rows
-        ]
+        return [row_from(r) for r in rows]

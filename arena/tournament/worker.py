@@ -14,6 +14,8 @@ The wire between them is the worker's stdin and stdout, a frame each
     coordinator -> worker   ("setup", config, log_path, forward_moves)   first, once
                             ("play", pairing)
     worker -> coordinator   ("ready", pid)
+                            ("live", match_id, started)         a match enters or leaves
+                                                                 the live map (spectators)
                             ("move", match_id, action, signal)   each move applied, when
                                                                  `forward_moves` (spectators)
                             ("done", match_id, job)
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 from arena import logging as arena_logging
+from arena.rpc.spectator import Entry, LiveMatches
 from arena.rules import Action, Event, Match, Signal
 from arena.tournament.config import TournamentConfig
 from arena.tournament.frames import FrameReader, encode
@@ -61,6 +64,25 @@ class ForwardingMatch(Match):
         events = super().apply(action, signal)
         self._send(("move", self._match_id, action, signal))
         return events
+
+
+class ForwardingLive(LiveMatches):
+    """The worker's map of live matches, telling `send` when a match enters it (its seats
+    taken, before its first decision) and just before it leaves: the coordinator's copy
+    enters and leaves its own `runner.live` at the same steps, for its spectators."""
+
+    def __init__(self, send: Callable[[tuple[Any, ...]], None]) -> None:
+        super().__init__()
+        self._send = send
+
+    def __setitem__(self, match_id: str, entry: Entry) -> None:
+        super().__setitem__(match_id, entry)
+        self._send(("live", match_id, True))
+
+    def pop(self, match_id: str, *default: Any) -> Any:
+        if match_id in self:
+            self._send(("live", match_id, False))
+        return super().pop(match_id, *default)
 
 
 def worker_config(config: TournamentConfig) -> TournamentConfig:
@@ -136,6 +158,7 @@ async def serve(inbound: trio.abc.ReceiveStream, outbound: trio.abc.SendStream) 
     runner = TournamentRunner(worker_config(config), worker=True)
     if forward_moves:
         runner.new_match = lambda pairing: ForwardingMatch(pairing, send.send_nowait)
+        runner.live = ForwardingLive(send.send_nowait)
     async with trio.open_nursery() as outer:
         outer.start_soon(_write_frames, receive, outbound)
         async with runner.serving():

@@ -732,3 +732,53 @@ class SignalEvent(_message.Message):
     move: int
     signal: Signal
     def __init__(self, seat: _Optional[int] = ..., move: _Optional[int] = ..., signal: _Optional[_Union[Signal, _Mapping]] = ...) -> None: ...
+
+class ListMatchesRequest(_message.Message):
+    __slots__ = ("token",)
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    def __init__(self, token: _Optional[str] = ...) -> None: ...
+
+class ListMatchesResponse(_message.Message):
+    __slots__ = ("matches", "delay_s")
+    MATCHES_FIELD_NUMBER: _ClassVar[int]
+    DELAY_S_FIELD_NUMBER: _ClassVar[int]
+    matches: _containers.RepeatedCompositeFieldContainer[LiveMatch]
+    delay_s: float
+    def __init__(self, matches: _Optional[_Iterable[_Union[LiveMatch, _Mapping]]] = ..., delay_s: _Optional[float] = ...) -> None: ...
+
+class LiveMatch(_message.Message):
+    __slots__ = ("match_id", "variant", "bots", "team_of")
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    BOTS_FIELD_NUMBER: _ClassVar[int]
+    TEAM_OF_FIELD_NUMBER: _ClassVar[int]
+    match_id: str
+    variant: str
+    bots: _containers.RepeatedScalarFieldContainer[str]
+    team_of: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, match_id: _Optional[str] = ..., variant: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., team_of: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class WatchRequest(_message.Message):
+    __slots__ = ("token", "match_id")
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    MATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    token: str
+    match_id: str
+    def __init__(self, token: _Optional[str] = ..., match_id: _Optional[str] = ...) -> None: ...
+
+class SpectatorUpdate(_message.Message):
+    __slots__ = ("match", "step", "table", "held", "ended", "result")
+    MATCH_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    TABLE_FIELD_NUMBER: _ClassVar[int]
+    HELD_FIELD_NUMBER: _ClassVar[int]
+    ENDED_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    match: LiveMatch
+    step: int
+    table: View
+    held: _containers.RepeatedScalarFieldContainer[int]
+    ended: bool
+    result: MatchResult
+    def __init__(self, match: _Optional[_Union[LiveMatch, _Mapping]] = ..., step: _Optional[int] = ..., table: _Optional[_Union[View, _Mapping]] = ..., held: _Optional[_Iterable[int]] = ..., ended: _Optional[bool] = ..., result: _Optional[_Union[MatchResult, _Mapping]] = ...) -> None: ...

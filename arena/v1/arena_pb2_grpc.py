@@ -103,3 +103,162 @@ class Referee:
             timeout,
             metadata,
             _registered_method=True)
+
+
+class SpectatorStub:
+    """---------------------------------------------------------------------------------------------
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
+    ---------------------------------------------------------------------------------------------
+
+    Watching live matches, for programs (the web's live page shows the same). Served on the
+    referee's own address beside `Referee`. A spectator sees public information only: the
+    table every seat at it knows (cards played, calls and answers, envido announcements, flor
+    payouts, scores, how many cards each seat holds), `[spectators] delay_s` seconds late;
+    never a card before it is public, never a sign. A spectator cannot act, and cannot slow a
+    match: the referee never waits for one, and a watcher that reads too slowly (more than a
+    bounded number of updates unread) is dropped with RESOURCE_EXHAUSTED.
+    Who may watch: anyone who can reach the referee, unless the config sets `[spectators]
+    token`; then every request must carry that token (else UNAUTHENTICATED).
+    """
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.ListMatches = channel.unary_unary(
+                '/arena.v1.Spectator/ListMatches',
+                request_serializer=arena_dot_v1_dot_arena__pb2.ListMatchesRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.ListMatchesResponse.FromString,
+                _registered_method=True)
+        self.Watch = channel.unary_stream(
+                '/arena.v1.Spectator/Watch',
+                request_serializer=arena_dot_v1_dot_arena__pb2.WatchRequest.SerializeToString,
+                response_deserializer=arena_dot_v1_dot_arena__pb2.SpectatorUpdate.FromString,
+                _registered_method=True)
+
+
+class SpectatorServicer:
+    """---------------------------------------------------------------------------------------------
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
+    ---------------------------------------------------------------------------------------------
+
+    Watching live matches, for programs (the web's live page shows the same). Served on the
+    referee's own address beside `Referee`. A spectator sees public information only: the
+    table every seat at it knows (cards played, calls and answers, envido announcements, flor
+    payouts, scores, how many cards each seat holds), `[spectators] delay_s` seconds late;
+    never a card before it is public, never a sign. A spectator cannot act, and cannot slow a
+    match: the referee never waits for one, and a watcher that reads too slowly (more than a
+    bounded number of updates unread) is dropped with RESOURCE_EXHAUSTED.
+    Who may watch: anyone who can reach the referee, unless the config sets `[spectators]
+    token`; then every request must carry that token (else UNAUTHENTICATED).
+    """
+
+    def ListMatches(self, request, context):
+        """The matches being played now that a spectator may watch (started at least `delay_s` ago).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Watch(self, request, context):
+        """Follow one live match (`match_id` set) or every live match (`match_id` empty). The first
+        updates are the current (delayed) table of each match watched; then one update per
+        change seen. The stream of one match ends (status OK) after its update with `ended`; the
+        stream of every match runs until the client cancels it or the referee stops.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_SpectatorServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'ListMatches': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMatches,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.ListMatchesRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.ListMatchesResponse.SerializeToString,
+            ),
+            'Watch': grpc.unary_stream_rpc_method_handler(
+                    servicer.Watch,
+                    request_deserializer=arena_dot_v1_dot_arena__pb2.WatchRequest.FromString,
+                    response_serializer=arena_dot_v1_dot_arena__pb2.SpectatorUpdate.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'arena.v1.Spectator', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('arena.v1.Spectator', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class Spectator:
+    """---------------------------------------------------------------------------------------------
+    Spectators (a new service in 1.1, wire-compatible; bots never use it)
+    ---------------------------------------------------------------------------------------------
+
+    Watching live matches, for programs (the web's live page shows the same). Served on the
+    referee's own address beside `Referee`. A spectator sees public information only: the
+    table every seat at it knows (cards played, calls and answers, envido announcements, flor
+    payouts, scores, how many cards each seat holds), `[spectators] delay_s` seconds late;
+    never a card before it is public, never a sign. A spectator cannot act, and cannot slow a
+    match: the referee never waits for one, and a watcher that reads too slowly (more than a
+    bounded number of updates unread) is dropped with RESOURCE_EXHAUSTED.
+    Who may watch: anyone who can reach the referee, unless the config sets `[spectators]
+    token`; then every request must carry that token (else UNAUTHENTICATED).
+    """
+
+    @staticmethod
+    def ListMatches(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/arena.v1.Spectator/ListMatches',
+            arena_dot_v1_dot_arena__pb2.ListMatchesRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.ListMatchesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Watch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(
+            request,
+            target,
+            '/arena.v1.Spectator/Watch',
+            arena_dot_v1_dot_arena__pb2.WatchRequest.SerializeToString,
+            arena_dot_v1_dot_arena__pb2.SpectatorUpdate.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)

@@ -30,6 +30,7 @@ from starlette.staticfiles import StaticFiles
 
 from arena.errors import ReplayMismatchError
 from arena.replay import load_replay
+from arena.tournament.backend import Target, describe
 from arena.web import pages, replaydata, spectate
 from arena.web.data import TERMINATIONS, Database, DatabaseError, bot_stats
 from arena.web.spectate import Spectators
@@ -47,7 +48,7 @@ def _steps(path: str, mtime: float, seat: int | None) -> tuple[dict[str, Any], l
 
 
 def create_app(
-    database: Path, *, poll_s: float = POLL_S, spectators: Spectators | None = None
+    database: Target, *, poll_s: float = POLL_S, spectators: Spectators | None = None
 ) -> Starlette:
     """The web app over `database` (read-only); with `spectators`, also the live matches of
     the tournament playing in this process."""
@@ -249,7 +250,7 @@ def create_app(
 
 
 async def serve(
-    database: Path, listen: str, *,
+    database: Target, listen: str, *,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
     poll_s: float = POLL_S,
@@ -273,5 +274,5 @@ async def serve(
             nursery.start_soon(spectators.run)
         binds: list[str] = await nursery.start(started)
         url = binds[0]
-        log.info("web_listening", url=url, database=str(database))
+        log.info("web_listening", url=url, database=describe(database))
         task_status.started(url)

@@ -1,34 +1,32 @@
 """The web's read-only view of the results database.
 
-Its own SQLite connection per call, opened read-only (`file:...?mode=ro`), so it never takes a
-write lock and works beside a tournament writing in another process (the database is in WAL
-mode: readers never block the writer). Standings and crosstables come from
-`arena.tournament.standings`, as in `arena standings`.
+Its own connection per call, opened read-only (SQLite: `file:...?mode=ro`; PostgreSQL: a
+read-only session), so it never takes a write lock and works beside a tournament writing in
+another process (SQLite is in WAL mode: readers never block the writer). The SQL goes through
+`arena.tournament.backend`, so the same queries read either. Standings, crosstables and the
+bots' latency come from `arena.tournament.standings`, as in `arena standings`.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-from arena.errors import ArenaError
-from arena.replay import load_replay
+from arena.tournament import backend
+from arena.tournament.backend import Backend, Target
 from arena.tournament.standings import Cell, Line, crosstable, standings
-from arena.tournament.store import MatchRow
+from arena.tournament.store import ROW_COLUMNS, SCHEMA_VERSION, MatchRow, row_from
 
 TERMINATIONS = ("normal", "timeout", "illegal_action", "disconnect", "forfeit")
 
 
-class DatabaseError(ArenaError):
-    """The database cannot be read."""
+DatabaseError = backend.DatabaseError
+"""The database cannot be read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,31 +59,40 @@ class Table:
 
 
 class Database:
-    """Read-only access to a results database file."""
+    """Read-only access to a results database (an SQLite file or a PostgreSQL URL)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, target: Target) -> None:
+        self.target = target
+        self.path = Path("." if backend.is_url(target) else target)  # replays are beside it
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        if not self.path.is_file():
-            raise DatabaseError(f"database: {self.path} does not exist")
-        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+    def _connect(self) -> Iterator[Backend]:
+        where = backend.describe(self.target)
+        if not backend.is_url(self.target) and not self.path.is_file():
+            raise DatabaseError(f"database: {where} does not exist")
+        errors = backend.driver_errors()
         try:
-            db = sqlite3.connect(uri, uri=True, timeout=10)
-        except sqlite3.Error as exc:
-            raise DatabaseError(f"database: cannot open {self.path}: {exc}") from None
+            db = backend.open_backend(self.target, busy_timeout=10, read_only=True)
+        except errors as exc:
+            raise DatabaseError(f"database: cannot open {where}: {exc}") from None
         try:
+            version = backend.check_version(db, "store", SCHEMA_VERSION)  # newer: refused
+            if version < SCHEMA_VERSION:
+                raise DatabaseError(
+                    f"database: {where} has schema version {version}, this arena reads "
+                    f"{SCHEMA_VERSION}: open it once with a writing command (`arena standings`, "
+                    "`arena web` migrates it at start)")
             yield db
-        except sqlite3.Error as exc:
-            raise DatabaseError(f"database: cannot read {self.path}: {exc}") from None
+        except errors as exc:
+            raise DatabaseError(f"database: cannot read {where}: {' '.join(str(exc).split())}"
+                                ) from None
         finally:
             db.close()
 
     def tournaments(self) -> list[Tournament]:
         with self._connect() as db:
-            counts = dict(db.execute(
-                "SELECT tournament, COUNT(*) FROM matches GROUP BY tournament").fetchall())
+            counts = {t: int(n) for t, n in db.execute(
+                "SELECT tournament, COUNT(*) FROM matches GROUP BY tournament").fetchall()}
             rows = db.execute(
                 "SELECT name, config, started_at, finished_at FROM tournaments "
                 "ORDER BY started_at DESC").fetchall()
@@ -102,19 +109,14 @@ class Database:
         return next((t for t in self.tournaments() if t.name == name), None)
 
     def rows(self, tournament: str | None = None) -> list[MatchRow]:
-        query = """SELECT id, variant, bot0, bot1, termination, winner_team, faulty_bot,
-            points0, points1, strikes, seat_bots, tournament FROM matches"""
+        query = f"SELECT {ROW_COLUMNS} FROM matches"
         with self._connect() as db:
             if tournament is None:
                 rows = db.execute(query + " ORDER BY id").fetchall()
             else:
                 rows = db.execute(query + " WHERE tournament = ? ORDER BY id",
                                   (tournament,)).fetchall()
-        return [
-            MatchRow(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8],
-                     tuple(json.loads(r[9])), tuple(json.loads(r[10] or "[]")), r[11])
-            for r in rows
-        ]
+        return [row_from(r) for r in rows]
 
     def matches(
         self, tournament: str | None = None, *, bot: str | None = None,
@@ -133,14 +135,12 @@ class Database:
         sql = ("SELECT * FROM matches" + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY finished_at DESC, id LIMIT ?")
         with self._connect() as db:
-            db.row_factory = sqlite3.Row
-            return [dict(r) for r in db.execute(sql, (*args, limit)).fetchall()]
+            return db.dicts(sql, (*args, limit))
 
     def match(self, match_id: str) -> dict[str, Any] | None:
         with self._connect() as db:
-            db.row_factory = sqlite3.Row
-            row = db.execute("SELECT * FROM matches WHERE id = ?", (match_id,)).fetchone()
-        return None if row is None else dict(row)
+            rows = db.dicts("SELECT * FROM matches WHERE id = ?", (match_id,))
+        return rows[0] if rows else None
 
     def replay_path(self, row: dict[str, Any]) -> Path | None:
         """The match's replay file: as stored, or relative to the database's folder."""
@@ -178,7 +178,7 @@ class Database:
 
 @dataclass(frozen=True, slots=True)
 class BotStats:
-    """One bot's decisions over the replays read: how many, and their latency."""
+    """One bot's decisions: how many, their latency and the faults among them."""
 
     bot: str
     decisions: int
@@ -187,44 +187,14 @@ class BotStats:
     faults: int
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    if not sorted_values:
-        return 0.0
-    rank = q * (len(sorted_values) - 1)
-    lo = int(rank)
-    hi = min(lo + 1, len(sorted_values) - 1)
-    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (rank - lo)
-
-
-@lru_cache(maxsize=4096)
-def _seat_latencies(path: str, mtime: float) -> tuple[tuple[str, float, bool], ...]:
-    replay = load_replay(Path(path))
-    bots = {s["seat"]: s["bot"] for s in replay.header.get("seats", ())}
-    return tuple(
-        (bots.get(line["seat"], "?"), float(line.get("latency_ms") or 0.0), bool(line.get("fault")))
-        for line in replay.lines if line.get("type") == "action"
-    )
-
-
 def bot_stats(db: Database, tournament: str | None) -> list[BotStats]:
-    """Per bot: decisions, decision latency p50 / p99 and faulty decisions, from the replays
-    (a missing or unreadable replay is skipped)."""
-    samples: dict[str, list[float]] = {}
-    faults: dict[str, int] = {}
-    for row in db.matches(tournament, limit=1_000_000):
-        path = db.replay_path(row)
-        try:
-            if path is None:
-                continue
-            lines = _seat_latencies(str(path), path.stat().st_mtime)
-        except (OSError, ArenaError):
-            continue
-        for bot, latency, fault in lines:
-            samples.setdefault(bot, []).append(latency)
-            faults[bot] = faults.get(bot, 0) + fault
+    """Per bot: decisions, decision latency p50 / p99 and faults, from the latency histograms
+    and fault counts stored with each match (the numbers `arena standings` prints; a match
+    stored before they were kept adds nothing)."""
     out = []
-    for bot in sorted(samples):
-        values = sorted(samples[bot])
-        out.append(BotStats(bot, len(values), _percentile(values, 0.5),
-                            _percentile(values, 0.99), faults.get(bot, 0)))
+    for line in sorted(standings(db.rows(tournament)), key=lambda x: x.bot):
+        if not line.decisions:
+            continue
+        out.append(BotStats(line.bot, line.decisions, line.p50_ms or 0.0, line.p99_ms or 0.0,
+                            sum(line.fault_kinds.values())))
     return out

@@ -171,7 +171,7 @@ def matches_table(rows: list[dict[str, Any]], *, href: str = "/m/") -> str:
         return "<p>No match.</p>"
     body = []
     for r in rows:
-        winner = {0: r["bot0"], 1: r["bot1"]}.get(r["winner_team"], "—")
+        winner = {0: r["bot0"], 1: r["bot1"]}.get(r["winner_bot"], "—")
         body.append(
             f'<tr><td><a href="{href}{quote(r["id"], safe="")}">{e(r["id"])}</a></td>'
             f'<td>{e(r["variant"])}</td><td>{e(r["bot0"])}</td><td>{e(r["bot1"])}</td>'
@@ -225,13 +225,13 @@ def replay_body(row: dict[str, Any], bots: list[str]) -> str:
 
 def bot_stats_table(stats: list[BotStats]) -> str:
     if not stats:
-        return "<p>No replay to measure.</p>"
+        return "<p>No decision measured yet.</p>"
     body = "".join(
         f'<tr data-bot="{e(s.bot)}"><td>{e(s.bot)}</td><td>{s.decisions}</td>'
         f"<td>{s.p50_ms:.1f}</td><td>{s.p99_ms:.1f}</td><td>{s.faults}</td></tr>"
         for s in stats)
     return ('<table class="stats"><thead><tr><th>bot</th><th>decisions</th><th>latency p50 ms'
-            "</th><th>latency p99 ms</th><th>faulty decisions</th></tr></thead>"
+            "</th><th>latency p99 ms</th><th>faults</th></tr></thead>"
             f"<tbody>{body}</tbody></table>")
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import trio
 
 from arena.rules import Match
+from arena.rules.public import held, public_view
 from arena.web.replaydata import view_json
 
 SAMPLE_S = 0.2  # how often the live matches are looked at
@@ -28,13 +29,11 @@ KEEP = 2_000  # states kept per match (covers a long delay at one change per sam
 
 def public_state(match: Match) -> dict[str, Any]:
     """The table as a spectator may see it now."""
-    gallo = match.view(0).gallo
-    witness = 0 if gallo != 0 else 1  # a seat that is not the gallo sees the public moves
-    state = view_json(match.view(witness))
+    state = view_json(public_view(match))
     state.update(seat=None, hand=[], hand_size=0, partner_cards=[], discard=None, legal=[],
                  signals=[])
     state["hands"] = [None] * match.num_seats
-    state["held"] = [match.view(s).hand_size for s in range(match.num_seats)]
+    state["held"] = list(held(match))
     state["over"] = match.is_over
     return state
 

@@ -1,0 +1,340 @@
+"""The `arena.v1.Spectator` service: live matches for programs, public information only.
+
+Two halves, one per thread (docs/ARCHITECTURE.md "Threads and tasks"):
+
+* `SpectatorFeed` (trio): a task of the referee's server that looks at the runner's `live`
+  map (match id -> (bots, `Match`)) every `sample_s` seconds, between referee steps, and
+  turns each change of a match's public table (`arena.rules.public.public_view`: no hand,
+  no discard, no sign) into a `SpectatorUpdate`. An update is held back `delay_s` seconds
+  (`[spectators] delay_s`), then released to every watcher. The feed only reads the
+  matches: the referee never waits for it, nor for any watcher.
+* `SpectatorService` (the gRPC thread's asyncio loop): `ListMatches` and `Watch`. Each
+  watcher has a bounded queue (`buffer` updates); the feed hands released updates over with
+  `loop.call_soon_threadsafe` (one hop per watcher per look, never blocking), and a watcher
+  whose queue is full — a client that stops reading — is dropped: its stream ends with
+  RESOURCE_EXHAUSTED, and nothing else notices.
+
+Who may watch: anyone who can reach the referee's address, unless `[spectators] token` is
+set; then every request must carry it (compared in constant time), else UNAUTHENTICATED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+import structlog
+import trio
+
+from arena.rpc import convert
+from arena.rules import Match, SeatView
+from arena.rules.public import held, public_view, witness_view
+from arena.v1 import arena_pb2 as pb
+from arena.v1 import arena_pb2_grpc as pb_grpc
+
+SERVICE = "arena.v1.Spectator"
+SAMPLE_S = 0.05  # how often the live matches are looked at (while watched, or delayed)
+BUFFER = 256  # updates a watcher may leave unread before it is dropped
+
+Entry = tuple[tuple[str, ...], Match]  # the bot at each seat, and the match being played
+Live = Callable[[], Mapping[str, Entry]]
+
+log = structlog.get_logger("arena.spectator")
+
+
+class LiveMatches(dict[str, Entry]):
+    """The runner's map of the matches being played (match id -> (bots, Match)). It tells
+    its listener (a `SpectatorFeed`, in the trio thread) when a match starts and just before
+    it leaves, so that spectators see every match from its start to its end, even one shorter
+    than the feed's `sample_s`."""
+
+    listener: Callable[[str, bool], None] | None = None  # (match id, started?)
+
+    def __setitem__(self, match_id: str, entry: Entry) -> None:
+        super().__setitem__(match_id, entry)
+        if self.listener is not None:
+            self.listener(match_id, True)
+
+    def pop(self, match_id: str, *default: Any) -> Any:
+        if match_id in self and self.listener is not None:
+            self.listener(match_id, False)
+        return super().pop(match_id, *default)
+
+
+@dataclass
+class _Tracked:
+    """A live match as the feed follows it (trio thread only)."""
+
+    info: pb.LiveMatch
+    match: Match
+    steps: int = 0
+    seen: tuple[int, int, int, bool] | None = None  # game, hand, moves, over: when it changes
+    last: tuple[SeatView, tuple[int, ...]] | None = None
+
+
+@dataclass(eq=False)
+class _Watcher:
+    """One `Watch` stream: its filter and its bounded queue (asyncio thread only, but for
+    `loop`, which the feed uses to hand updates over)."""
+
+    match_id: str  # "" for every match
+    loop: asyncio.AbstractEventLoop
+    buffer: int
+    queue: deque[pb.SpectatorUpdate] = field(default_factory=deque)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    dropped: bool = False
+    closed: bool = False  # the feed stopped: end the stream once the queue is written
+    task: asyncio.Task[Any] | None = None
+
+    def wants(self, update: pb.SpectatorUpdate) -> bool:
+        return not self.match_id or update.match.match_id == self.match_id
+
+    def offer(self, updates: Iterable[pb.SpectatorUpdate]) -> None:
+        """Queue the updates this watcher wants; drop the watcher when its queue is full."""
+        if self.dropped:
+            return
+        for update in updates:
+            if not self.wants(update):
+                continue
+            if len(self.queue) >= self.buffer:
+                self.dropped = True
+                self.queue.clear()
+                if self.task is not None:
+                    self.task.cancel()  # it may be stuck writing to a client that never reads
+                break
+            self.queue.append(update)
+        self.wake.set()
+
+    def close(self) -> None:
+        self.closed = True
+        self.wake.set()
+
+
+class SpectatorFeed:
+    """Delayed public updates of the matches of `live()`, for the `Spectator` service."""
+
+    def __init__(
+        self, live: Live | LiveMatches, *, delay_s: float = 0.0, token: str | None = None,
+        buffer: int = BUFFER, sample_s: float | None = None,
+        clock: Callable[[], float] = trio.current_time,
+    ) -> None:
+        self.live: Live = live.copy if isinstance(live, LiveMatches) else live
+        self._hooked = live if isinstance(live, LiveMatches) else None
+        self.delay_s = delay_s
+        self.token = token
+        self.buffer = buffer
+        self.sample_s = SAMPLE_S if sample_s is None else sample_s
+        self.clock = clock
+        self._tracked: dict[str, _Tracked] = {}  # trio thread only
+        self._held_back: deque[tuple[float, pb.SpectatorUpdate]] = deque()  # trio thread only
+        # Shared with the gRPC thread, under the lock: the newest released update of every
+        # match not yet ended (for ListMatches and for a watcher that joins), the watchers.
+        self._lock = threading.Lock()
+        self._latest: dict[str, pb.SpectatorUpdate] = {}
+        self._watchers: set[_Watcher] = set()
+
+    # trio thread -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Look at the live matches forever (a task of the referee's server)."""
+        if self._hooked is not None:
+            self._hooked.listener = self._started_or_ending
+        try:
+            while True:
+                self.sample()
+                await trio.sleep(self.sample_s)
+        finally:  # a last look (the ends of the last matches, unless a delay holds them back)
+            if self._hooked is not None:
+                self._hooked.listener = None
+            self.sample()
+            self._close()
+
+    def sample(self) -> None:
+        """Note every change of a live match's public table, and release what is old enough."""
+        now = self.clock()
+        current = self.live()
+        # Nobody watching and nothing to keep for later: only the starts and ends (for
+        # ListMatches and a watcher's first update); the looks cost a view per match.
+        idle = not self._watchers and self.delay_s == 0
+        for match_id, entry in list(current.items()):
+            if not idle or match_id not in self._tracked:
+                self._note(self._track(match_id, entry), now, ended=False)
+        for match_id in [m for m in self._tracked if m not in current]:
+            self._note(self._tracked.pop(match_id), now, ended=True)
+        self._release_due(now)
+
+    def _started_or_ending(self, match_id: str, started: bool) -> None:
+        """A look at one match as it starts or just before it leaves the live map."""
+        assert self._hooked is not None
+        tracked = self._track(match_id, self._hooked[match_id])
+        if not started:
+            del self._tracked[match_id]
+        self._note(tracked, self.clock(), ended=not started)
+
+    def _track(self, match_id: str, entry: Entry) -> _Tracked:
+        tracked = self._tracked.get(match_id)
+        if tracked is None:
+            bots, match = entry
+            info = pb.LiveMatch(match_id=match_id, variant=match.variant.name, bots=bots,
+                                team_of=match.team_of)
+            tracked = self._tracked[match_id] = _Tracked(info, match)
+        return tracked
+
+    def _release_due(self, now: float) -> None:
+        released: list[pb.SpectatorUpdate] = []
+        while self._held_back and self._held_back[0][0] + self.delay_s <= now:
+            released.append(self._held_back.popleft()[1])
+        if released:
+            self._release(released)
+
+    def _note(self, tracked: _Tracked, now: float, *, ended: bool) -> None:
+        """Note the match's table if it changed. Never raises: a fault here must not stop the
+        referee's server (its nursery runs the feed) nor a match (it calls the hooks)."""
+        try:
+            self._note_table(tracked, now, ended=ended)
+        except Exception as exc:  # logged; spectators miss this table
+            log.exception("spectator_look_failed", match_id=tracked.info.match_id,
+                          error=repr(exc))
+
+    def _note_table(self, tracked: _Tracked, now: float, *, ended: bool) -> None:
+        witness = witness_view(tracked.match)
+        # Every public change comes with a move, a new hand or game, or the end.
+        seen = (witness.game_number, witness.hand_number, len(witness.moves),
+                tracked.match.is_over)
+        if seen == tracked.seen and not ended:
+            return
+        tracked.seen = seen
+        table = (public_view(tracked.match, witness), held(tracked.match))
+        if table == tracked.last and not ended:
+            return
+        tracked.last = table
+        update = pb.SpectatorUpdate(match=tracked.info, step=tracked.steps,
+                                    table=convert.view_to_proto(table[0]), held=table[1],
+                                    ended=ended)
+        if ended and tracked.match.result is not None:
+            update.result.CopyFrom(convert.result_to_proto(tracked.match.result))
+        tracked.steps += 1
+        self._held_back.append((now, update))
+
+    def _release(self, updates: list[pb.SpectatorUpdate]) -> None:
+        with self._lock:
+            for update in updates:
+                if update.ended:
+                    self._latest.pop(update.match.match_id, None)
+                else:
+                    self._latest[update.match.match_id] = update
+            for watcher in list(self._watchers):  # under the lock: a joiner gets no repeat
+                try:
+                    watcher.loop.call_soon_threadsafe(watcher.offer, updates)
+                except RuntimeError:  # its loop has closed: the server is gone
+                    self._watchers.discard(watcher)
+
+    def _close(self) -> None:
+        """End every watcher's stream (status OK) once its queue is written: the referee is
+        stopping."""
+        with self._lock:
+            for watcher in self._watchers:
+                with suppress(RuntimeError):  # its loop has closed already
+                    watcher.loop.call_soon_threadsafe(watcher.close)
+            self._watchers.clear()
+
+    # gRPC thread -------------------------------------------------------------------------
+
+    def listed(self) -> list[pb.LiveMatch]:
+        """The matches a spectator may watch now."""
+        with self._lock:
+            return [u.match for u in self._latest.values()]
+
+    def subscribe(self, match_id: str, loop: asyncio.AbstractEventLoop) -> _Watcher | None:
+        """A new watcher of `match_id` ("" for every match), its queue holding the current
+        table of each match it watches; None if `match_id` is not live."""
+        watcher = _Watcher(match_id, loop, self.buffer)
+        with self._lock:
+            first = [u for u in self._latest.values() if watcher.wants(u)]
+            if match_id and not first:
+                return None
+            watcher.queue.extend(first[-self.buffer:])
+            self._watchers.add(watcher)
+        return watcher
+
+    @property
+    def watching(self) -> int:
+        """How many watchers are subscribed now."""
+        with self._lock:
+            return len(self._watchers)
+
+    def unsubscribe(self, watcher: _Watcher) -> None:
+        with self._lock:
+            self._watchers.discard(watcher)
+
+
+class SpectatorService(pb_grpc.SpectatorServicer):
+    """`arena.v1.Spectator` over a `SpectatorFeed` (runs on the gRPC thread)."""
+
+    def __init__(self, feed: SpectatorFeed) -> None:
+        self.feed = feed
+
+    async def _admit(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        expected = self.feed.token
+        if expected is not None and not hmac.compare_digest(token.encode(), expected.encode()):
+            log.info("spectator_refused", peer=context.peer())
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED,
+                                "token: wrong or missing spectator token (the tournament "
+                                "config's [spectators] token)")
+
+    async def ListMatches(
+        self, request: pb.ListMatchesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> pb.ListMatchesResponse:
+        await self._admit(request.token, context)
+        return pb.ListMatchesResponse(matches=self.feed.listed(), delay_s=self.feed.delay_s)
+
+    async def Watch(
+        self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> None:
+        await self._admit(request.token, context)
+        watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop())
+        if watcher is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND,
+                                f"match_id: no live match {request.match_id!r} "
+                                "(ListMatches lists them)")
+            return
+        watcher.task = asyncio.current_task()
+        log.info("spectator_watching", peer=context.peer(), match_id=request.match_id or "*")
+        sent = 0
+        try:
+            while True:
+                if not watcher.queue and watcher.closed:
+                    return
+                if not watcher.queue:
+                    watcher.wake.clear()
+                    await watcher.wake.wait()
+                    continue
+                update = watcher.queue.popleft()
+                await context.write(update)
+                sent += 1
+                if request.match_id and update.ended:
+                    return
+        except asyncio.CancelledError:
+            if not watcher.dropped:
+                raise  # the client went away, or the server is stopping
+        finally:
+            self.feed.unsubscribe(watcher)
+        log.warning("spectator_dropped", peer=context.peer(), match_id=request.match_id or "*",
+                    sent=sent, buffer=watcher.buffer)
+        await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED,
+                            f"watcher: more than {watcher.buffer} updates unread; dropped "
+                            "(read faster, or watch one match)")
+
+
+def add_to_server(feed: SpectatorFeed, server: grpc.aio.Server) -> None:
+    """Serve `feed` as `arena.v1.Spectator` on `server` (on the gRPC thread, before start)."""
+    # The generated registration function is untyped.
+    pb_grpc.add_SpectatorServicer_to_server(  # type: ignore[no-untyped-call]
+        SpectatorService(feed), server)
