@@ -38,3 +38,18 @@ def test_arena_match_reports_a_crashed_opponent_and_exits_1(tmp_path: Path) -> N
         r"^ended by forfeit: at fault crash_at_start( \(seat 1\))?: .*exited with code 3",
         run.stdout, re.MULTILINE,
     ), explain(run)
+
+
+@pytest.mark.e2e
+def test_an_honest_bot_that_thinks_12_s_once_is_not_killed_by_an_idle_referee(
+    tmp_path: Path,
+) -> None:
+    """Both seats are sandboxed (bubblewrap, --die-with-parent). One thinks 12 s once,
+    inside decision_ms = 20000, while the referee has nothing else to do: the match ends
+    normally. (Seats were forked from a trio worker thread that ends after 10 s idle, and the
+    kernel then killed every seat it had forked: a `disconnect` charged to an honest bot.)"""
+    run = arena("match", "argentine-1v1", f"python {TEST_BOTS / 'first_legal.py'}",
+                f"python {TEST_BOTS / 'thinker.py'} 12", "--decision-ms", "20000",
+                "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    assert re.search(r"^\S+: normal; winner: ", run.stdout, re.MULTILINE), explain(run)

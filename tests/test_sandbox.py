@@ -341,3 +341,34 @@ def test_a_bots_own_folder_is_that_of_its_program(tmp_path: Path) -> None:
     assert program_dir(["/usr/bin/env", "-S", "./bot"], tmp_path) == tmp_path.resolve()
     assert program_dir(["java", "-jar", "bots/x.py"], tmp_path) == (tmp_path / "bots").resolve()
     assert program_dir(["node", "missing.js"], tmp_path) == tmp_path.resolve()
+
+
+def test_a_sandboxed_seat_outlives_the_thread_that_was_idle_when_it_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`bwrap --die-with-parent` kills the seat when the *thread* that forked it ends. trio
+    forks from a cached worker thread that ends after an idle while (10 s; 0.2 s here), which
+    killed honest seats mid-match: a seat must live on, however long the referee is idle,
+    until it is stopped (arena/tournament/spawn.py forks from a thread that never ends)."""
+    from trio._core import _thread_cache  # the idle timeout of trio's worker threads
+
+    monkeypatch.setattr(_thread_cache, "IDLE_TIMEOUT", 0.2)
+    script = tmp_path / "sleeper.py"
+    script.write_text("import time\nprint('up', flush=True)\ntime.sleep(60)\n")
+
+    async def main() -> tuple[int | None, int | None]:
+        async with trio.open_nursery() as nursery:
+            await trio.to_thread.run_sync(lambda: None)  # a cached thread, idle from now
+            p = await SeatProcess.start(
+                [sys.executable, str(script)], cwd=tmp_path, server="127.0.0.1:9",
+                token="tok", bot_name="b", log_path=tmp_path / "seat.log", nursery=nursery,
+                sandbox=Sandbox("bubblewrap"), bot_dir=tmp_path,
+            )
+            await trio.sleep(2.0)  # every idle worker thread has ended by now
+            while_idle = p.process.returncode
+            await p.stop(grace=0)
+            return while_idle, p.process.returncode
+
+    while_idle, stopped = trio.run(main)
+    assert while_idle is None, f"the seat died while the referee was idle: {while_idle}"
+    assert stopped is not None

@@ -18,7 +18,6 @@ import contextlib
 import os
 import shutil
 import signal
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -28,6 +27,7 @@ import trio
 
 from arena.errors import ConfigError
 from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
+from arena.tournament.spawn import ChildProcess, open_process
 
 __all__ = ["TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command"]
 
@@ -104,7 +104,7 @@ class _CappedLog:
 class SeatProcess:
     """A running bot process for one seat."""
 
-    def __init__(self, process: trio.Process, log_path: Path, jail: SeatJail) -> None:
+    def __init__(self, process: ChildProcess, log_path: Path, jail: SeatJail) -> None:
         self.process = process
         self.log_path = log_path
         self.jail = jail
@@ -154,15 +154,10 @@ class SeatProcess:
         for note in jail.notes:
             log.warning("seat_jail", bot=bot_name, detail=note)
         try:
-            process = await trio.lowlevel.open_process(
-                jail.argv,
-                cwd=jail.cwd,
-                env=jail.env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                pass_fds=(token_read,),
-                start_new_session=True,
+            # From the spawner thread, never a thread that may end before the seat does
+            # (bwrap --die-with-parent: see arena/tournament/spawn.py).
+            process = await open_process(
+                jail.argv, cwd=jail.cwd, env=jail.env, pass_fds=(token_read,),
             )
         except BaseException:
             with trio.CancelScope(shield=True):
