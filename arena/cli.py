@@ -436,8 +436,18 @@ def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
     if not argv:
         raise ConfigError(f"bot {index + 1}: empty command")
     if not name:
-        name = Path(argv[-1]).stem if len(argv) > 1 else Path(argv[0]).stem
+        name = _program_name(argv)
     return BotSpec(name=name, command=tuple(argv), cwd=cwd)
+
+
+def _program_name(argv: list[str]) -> str:
+    """A bot's default name: its program's file name without suffix — the first argument
+    after the interpreter that names a file (`python bots/mc.py 12` is mc, `java -jar
+    bot.jar` is bot), else the command itself (`./mybot --level 3` is mybot)."""
+    for arg in argv[1:]:
+        if not arg.startswith("-") and Path(arg).suffix:
+            return Path(arg).stem
+    return Path(argv[0]).stem
 
 
 def _option_value(text: str) -> Any:

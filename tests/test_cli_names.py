@@ -139,3 +139,18 @@ def test_a_tournament_with_a_remote_bot_says_where_it_listens_and_how_to_resume(
     flat = " ".join((seen + rest).split())
     assert "without --fresh" in flat, flat
     assert process.returncode == 130, flat
+
+
+@pytest.mark.parametrize(("command", "name"), [
+    ("python bots/thinker.py 12", "thinker"),  # not "12": arguments after the program
+    ("java -jar build/bot.jar --level 3", "bot"),
+    ("node sample.js", "sample"),
+    ("./mybot --level 3", "mybot"),
+    ("mc=python bots/mc.py 12", "mc"),  # a name given wins
+])
+def test_a_command_line_bot_is_named_after_its_program(command: str, name: str) -> None:
+    """`arena match A B` names a bot after its program file, not its last argument (a bot
+    run as `python thinker.py 12` was called "12" in the results)."""
+    from arena.cli import _bot_arg
+
+    assert _bot_arg(command, 0, Path(".")).name == name
