@@ -84,6 +84,7 @@ def configure(
                 structlog.processors.JSONRenderer(),
             ]
         factory = structlog.PrintLoggerFactory(out)
+    _route_library_logs()
     structlog.configure(
         processors=processors,
         wrapper_class=structlog.make_filtering_bound_logger(
@@ -92,6 +93,36 @@ def configure(
         logger_factory=factory,
         cache_logger_on_first_use=False,
     )
+
+
+class _LibraryLogs(logging.Handler):
+    """Warnings and errors that libraries (grpc, asyncio) write through the standard
+    `logging` module become `library_log` events in the same log, instead of a bare
+    traceback on stderr (grpc logs one when it cannot finish a write to a bot that stopped
+    reading and the referee ends that stream)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            detail: dict[str, Any] = {"logger": record.name, "message": record.getMessage()}
+            if record.exc_info and record.exc_info[1] is not None:
+                detail["error"] = f"{type(record.exc_info[1]).__name__}: {record.exc_info[1]}"
+            logger = structlog.get_logger("arena")
+            if record.levelno >= logging.ERROR:
+                logger.error("library_log", **detail)
+            else:
+                logger.warning("library_log", **detail)
+        except Exception:  # a log line must never break the referee
+            self.handleError(record)
+
+
+def _route_library_logs() -> None:
+    """Send the standard library's log records (warning and above) to structlog, unless the
+    program configured `logging` itself."""
+    root = logging.getLogger()
+    if not root.handlers or all(isinstance(h, _LibraryLogs) for h in root.handlers):
+        root.handlers = [_LibraryLogs(logging.WARNING)]
+        if root.level > logging.WARNING or root.level == logging.NOTSET:
+            root.setLevel(logging.WARNING)
 
 
 def get_logger(**bound: Any) -> Any:

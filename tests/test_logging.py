@@ -79,3 +79,34 @@ def test_every_line_is_in_the_file_after_a_normal_exit(tmp_path: Path) -> None:
     )
     subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
     assert [e["n"] for e in _lines(path)] == list(range(5000))
+
+
+def test_a_library_error_logged_through_stdlib_logging_lands_in_the_log_not_on_stderr(
+    tmp_path: Path,
+) -> None:
+    """grpc reports some failures (a write it cannot finish to a bot that stopped reading)
+    through the standard `logging` module; with nothing configuring it they reached stderr as
+    a bare traceback. In a fresh process, after `configure(path=...)`, such a record is a
+    `library_log` event in the log file naming its logger and error, and stderr stays empty."""
+    log = tmp_path / "run.jsonl"
+    program = (
+        "import logging\n"
+        "from pathlib import Path\n"
+        "from arena import logging as L\n"
+        f"L.configure(path=Path({str(log)!r}))\n"
+        "try:\n"
+        "    raise RuntimeError('GRPC_CALL_ERROR_TOO_MANY_OPERATIONS')\n"
+        "except RuntimeError:\n"
+        "    logging.getLogger('grpc._cython.cygrpc').exception('ExecuteBatchError')\n"
+        "logging.getLogger('grpc').info('chatter below warning')\n"
+    )
+    run = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                         timeout=60, check=False)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    events = [line for line in _lines(log) if line["event"] == "library_log"]
+    assert len(events) == 1, events
+    assert events[0]["logger"] == "grpc._cython.cygrpc"
+    assert events[0]["level"] == "error"
+    assert events[0]["message"] == "ExecuteBatchError"
+    assert "GRPC_CALL_ERROR_TOO_MANY_OPERATIONS" in str(events[0]["error"])
