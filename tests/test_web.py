@@ -275,7 +275,7 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
     the match being played and its feed sends public states only (no hand, no legal
     actions), in order; the run still ends normally. A malformed --web or
     [spectators] delay_s is refused naming the option."""
-    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"), "random": BOTS["random"]}
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "80"), "random": BOTS["random"]}
     config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
                           concurrency=1, extra="\n[spectators]\ndelay_s = 0.5\n")
     log = tmp_path / "run.log"
