@@ -10,7 +10,9 @@ figure also builds the acting seat's `view()` before every action, as the refere
 
 `python -m bench rules_speed` (`part`) measures three builds of the engine side by side, each
 in its own process, interleaved per variant in ``BENCH_ROUNDS`` rounds (default 3; each round
-goes through the builds in another order, each figure keeps its best round):
+goes through the builds in another order, each figure keeps its best round). The first run of
+a variant plays for ``BENCH_SECONDS / BENCH_ROUNDS``; every later run plays exactly as many
+matches, so every build is timed on the same games:
 
 - ``base``: the engine as it was before issue 14 (commit `BASELINE`, or ``BENCH_BASELINE``),
   exported from git into a temporary folder (the column says n/a without git or that commit);
@@ -47,14 +49,21 @@ def _seconds(seconds: float | None) -> float:
 
 
 def measure(
-    variant: str, seconds: float, *, with_views: bool = False, seed: int = 0
+    variant: str,
+    seconds: float,
+    *,
+    with_views: bool = False,
+    seed: int = 0,
+    matches: int | None = None,
 ) -> dict[str, float]:
     """Play random matches of `variant` for `seconds` of this process's CPU time (one thread,
-    so one core, and fair on a busy machine); return hands, actions and matches per second."""
+    so one core, and fair on a busy machine), or exactly `matches` matches when given (the
+    same games as a timed run that played that many); return hands, actions and matches per
+    second, and the number of matches played."""
     from arena.rules import Match
 
     rng = random.Random(seed)
-    hands = actions = matches = 0
+    hands = actions = played = 0
     start = time.process_time()
     deadline = start + seconds
     match_seed = seed
@@ -69,14 +78,15 @@ def measure(
             match.apply(rng.choice(match.legal_actions()))
             actions += 1
         hands += len(match.record().hands)
-        matches += 1
-        if time.process_time() >= deadline:
+        played += 1
+        if played == matches or (matches is None and time.process_time() >= deadline):
             break
     elapsed = time.process_time() - start
     return {
         "hands/s": hands / elapsed,
         "actions/s": actions / elapsed,
-        "matches/s": matches / elapsed,
+        "matches/s": played / elapsed,
+        "matches": played,
     }
 
 
@@ -108,15 +118,19 @@ def export_baseline(commit: str, into: Path) -> Path | None:
     return into
 
 
-def _child(root: Path, pure: bool, variant: str, seconds: float) -> dict[str, object]:
+def _child(
+    root: Path, pure: bool, variant: str, seconds: float, matches: tuple[int, int] | None
+) -> dict[str, object]:
     """One build's figures for `variant`, measured in a fresh process that imports `arena`
-    from `root` (this file runs as a script there, so nothing else puts `arena` on its path)."""
+    from `root` (this file runs as a script there, so nothing else puts `arena` on its path):
+    for `seconds`, or the same number of matches as a first timed run (`matches`: plain,
+    with views)."""
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("ARENA_PURE_RULES", None)
     if pure:
         env["ARENA_PURE_RULES"] = "1"
     done = subprocess.run(
-        [sys.executable, __file__, "--json", variant, str(seconds)],
+        [sys.executable, __file__, "--json", variant, str(seconds), *map(str, matches or ())],
         env=env,
         capture_output=True,
         text=True,
@@ -144,12 +158,17 @@ def part(seconds: float) -> list[dict[str, object]]:
         for variant in variant_names():
             best: dict[tuple[str, str], float] = {}
             engines: dict[str, object] = {}
+            games: tuple[int, int] | None = None  # set by the first run: the same games after
             order = list(builds)
             for index in range(rounds):
                 turn = order[index % len(order) :] + order[: index % len(order)]
                 for name in turn:
                     root, pure = builds[name]
-                    got = _child(root, pure, variant, per_round)
+                    got = _child(root, pure, variant, per_round, games)
+                    if games is None:
+                        counts = got["matches"]
+                        assert isinstance(counts, list)
+                        games = (int(counts[0]), int(counts[1]))
                     engines[name] = got["engine"]
                     for key in ("plain", "views"):
                         figure = got[key]
@@ -182,18 +201,27 @@ def _row(
     return row
 
 
-def _json_child(variant: str, seconds: float) -> None:
+def _json_child(variant: str, seconds: float, matches: list[int]) -> None:
     import arena.rules
 
-    plain = measure(variant, seconds)["hands/s"]
-    views = measure(variant, seconds, with_views=True)["hands/s"]
+    plain = measure(variant, seconds, matches=matches[0] if matches else None)
+    views = measure(variant, seconds, with_views=True, matches=matches[1] if matches else None)
     engine = getattr(arena.rules, "ENGINE", "pure")  # the baseline predates ENGINE
-    print(json.dumps({"engine": engine, "plain": plain, "views": views}))
+    print(
+        json.dumps(
+            {
+                "engine": engine,
+                "plain": plain["hands/s"],
+                "views": views["hands/s"],
+                "matches": [plain["matches"], views["matches"]],
+            }
+        )
+    )
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--json"]:
-        _json_child(sys.argv[2], float(sys.argv[3]))
+        _json_child(sys.argv[2], float(sys.argv[3]), [int(a) for a in sys.argv[4:6]])
         return
     import arena.rules
 
