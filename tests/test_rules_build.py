@@ -214,3 +214,39 @@ def test_compiled_and_pure_engines_play_the_same_games(built: Path) -> None:
     assert pure_run[0] == "pure"
     assert len(compiled) > 1000
     assert compiled[1:] == pure_run[1:]
+
+
+PICKLES = (
+    "import json, pickle, random, arena.rules\n"
+    "from arena.rules import Match\n"
+    "m = Match('argentine-gallo', seed=1)\n"
+    "rng = random.Random(1)\n"
+    "values = []\n"
+    "while not m.is_over:\n"
+    "    values.append(m.view(m.to_act))\n"
+    "    values.extend(m.apply(rng.choice(m.legal_actions())))\n"
+    "values += [m.record(), m.result, m.options, m.variant]\n"
+    "back = pickle.loads(pickle.dumps(values))\n"
+    "print(json.dumps([arena.rules.ENGINE, len(values), back == values]))\n"
+)
+
+
+@pytest.mark.parametrize("pure", ["0", "1"], ids=["compiled", "pure"])
+def test_records_views_and_events_pickle(built: Path, pure: str) -> None:
+    """Every view, event, game record, result, options and variant of a match survives a
+    pickle round trip on either build (a frozen dataclass compiled by mypyc would refuse its
+    own unpickling; a process pool sends these between processes)."""
+    environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
+    done = subprocess.run(
+        [sys.executable, "-c", PICKLES],
+        cwd=built,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    engine, count, equal = json.loads(done.stdout)
+    assert engine == ("pure" if pure == "1" else "compiled")
+    assert count > 50
+    assert equal is True

@@ -64,6 +64,11 @@ from arena.rules.views import (
     Trick,
 )
 
+if ENGINE == "compiled":
+    from arena.rules import _native, actions, cards, deal, record, state, variants, views
+
+    _native.make_picklable((actions, cards, deal, record, state, variants, views))
+
 __all__ = [
     "ENGINE",
     "Action",

@@ -14,6 +14,8 @@ This reads files once, at import: the loader's business, not the rules' (no I/O 
 
 from __future__ import annotations
 
+import copyreg
+import dataclasses
 import hashlib
 import json
 import os
@@ -21,6 +23,8 @@ import sys
 import sysconfig
 import warnings
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 PURE_ENV = "ARENA_PURE_RULES"
 HERE = Path(__file__).resolve().parent
@@ -70,3 +74,21 @@ ENGINE, REASON = choose()
 if ENGINE == "compiled":
     # The package being imported (`arena.rules`) looks for its submodules here first.
     sys.modules[__name__.rpartition(".")[0]].__path__.insert(0, str(COMPILED_DIR))
+
+
+def _reduce(value: Any) -> tuple[type, tuple[Any, ...]]:
+    return type(value), tuple(getattr(value, f.name) for f in dataclasses.fields(value))
+
+
+def make_picklable(modules: tuple[ModuleType, ...]) -> None:
+    """Compiled frozen dataclasses unpickle through their constructor (copyreg): mypyc's own
+    unpickling sets their attributes one by one, which a frozen class refuses. Records,
+    results and views then cross process boundaries as they do from the sources."""
+    for module in modules:
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and dataclasses.is_dataclass(value)
+                and value.__module__ == module.__name__
+            ):
+                copyreg.pickle(value, _reduce)
