@@ -9,7 +9,13 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits sandbox postgresql run test lint proto bench clean proto-tools
+.PHONY: install kits sandbox postgresql run test lint proto bench clean proto-tools compile
+# The mypyc build of the rules engine (tools/compile_rules.py), rebuilt when a source changes;
+# optional: without mypyc or a C compiler, arena.rules imports its Python sources.
+COMPILED := arena/rules/_compiled/manifest.json
+# The rules tests run a second time on the Python sources (ARENA_PURE_RULES=1).
+PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py \
+	tests/test_privacy_property.py
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
@@ -22,12 +28,20 @@ $(STAMP): pyproject.toml
 $(JS_BOT)/node_modules/.installed: $(JS_BOT)/package.json
 	if [ -f $(JS_BOT)/package.json ]; then cd $(JS_BOT) && npm install --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
-install: $(STAMP) sandbox proto-tools postgresql
+install: $(STAMP) sandbox proto-tools postgresql compile
 	@# the browser tests drive Debian's chromium (Playwright never downloads a browser)
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || (apt-get update -q \
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)); fi
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
+
+$(COMPILED): $(STAMP) $(wildcard arena/rules/*.py) tools/compile_rules.py
+	$(BIN)/python tools/compile_rules.py || { rm -rf arena/rules/_compiled; \
+		echo "note: the rules engine was not compiled (mypyc or a C compiler missing?);" \
+		"arena.rules uses its Python sources"; }
+
+compile: $(STAMP)
+	@$(MAKE) --no-print-directory $(COMPILED)
 
 kits: $(C_BOT) $(RUST_BOT) $(JAVA_BOT)
 
@@ -86,6 +100,7 @@ run: install
 
 test: install kits
 	$(BIN)/python -m pytest -q
+	ARENA_PURE_RULES=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 
 lint: install
 	$(BIN)/ruff check arena tests
@@ -98,5 +113,5 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) sample_bots/rust_random/target \
+	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) arena/rules/_compiled sample_bots/rust_random/target \
 		sample_bots/java_random/build

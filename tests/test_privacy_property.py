@@ -704,8 +704,18 @@ def _leak_the_gallos_discard(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _leak_whole_envido_hand(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The hand summary reveals all three cards of the envido winner, not its envido cards."""
-    monkeypatch.setattr("arena.rules.state.envido_cards", lambda cards: tuple(cards))
+    """The hand summary reveals all three cards of the envido winner, not its envido cards.
+    Planted after every action (the compiled engine calls `envido_cards` directly, so
+    patching that module attribute would plant nothing there)."""
+    real = Match.apply
+
+    def apply(self: Match, action: Any, signal: Any = None) -> Any:
+        events = real(self, action, signal)
+        h = self.hand
+        h.revealed[:] = [(seat, h.cards[seat]) for seat, _ in h.revealed]
+        return events
+
+    monkeypatch.setattr(Match, "apply", apply)
 
 
 def _leak_seed_in_the_view(monkeypatch: pytest.MonkeyPatch) -> None:

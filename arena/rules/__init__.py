@@ -10,11 +10,17 @@ Importing this package must not import trio, grpc or structlog (tests/test_layer
         match.apply(view.legal_actions[0])  # optionally: signal=Signal(SignalKind.NADA)
     match.result, match.record()
 
+`ENGINE` says which build was imported: "compiled" (mypyc, `make compile`) or "pure" (the
+sources; always with `ARENA_PURE_RULES=1`); `arena.rules._native` explains the choice.
+
 Seats, sides and accounts (who plays with whom in a hand, who scores what) are explained in
 `arena.rules.views` and docs/RULINGS.md.
 """
 
 from arena.errors import IllegalActionError, NotationError, UnknownVariantError
+
+# First: picks the compiled build or the sources for every submodule imported below.
+from arena.rules._native import ENGINE
 from arena.rules.actions import Action, ActionKind, call, play
 from arena.rules.cards import (
     Card,
@@ -58,7 +64,13 @@ from arena.rules.views import (
     Trick,
 )
 
+if ENGINE == "compiled":
+    from arena.rules import _native, actions, cards, deal, record, state, variants, views
+
+    _native.make_picklable((actions, cards, deal, record, state, variants, views))
+
 __all__ = [
+    "ENGINE",
     "Action",
     "ActionKind",
     "Award",

@@ -130,13 +130,25 @@ def envido_points(card: Card) -> int:
 def envido_value(cards: tuple[Card, ...] | list[Card]) -> int:
     """The envido of a hand (RULES.md §4.4): two or three of a suit score the best two + 20;
     otherwise the highest single value. Range 0-33."""
+    # The best and second-best value per suit, -1 for none (one pass: this runs for every
+    # seat at every envido showdown).
+    first = [-1, -1, -1, -1]
+    second = [-1, -1, -1, -1]
+    for card in cards:
+        rank = card.rank
+        value = rank if rank <= 7 else 0
+        suit = int(card.suit)
+        if value > first[suit]:
+            second[suit] = first[suit]
+            first[suit] = value
+        elif value > second[suit]:
+            second[suit] = value
     best = 0
-    for suit in Suit:
-        values = sorted((envido_points(c) for c in cards if c.suit is suit), reverse=True)
-        if len(values) >= 2:
-            best = max(best, values[0] + values[1] + 20)
-        elif values:
-            best = max(best, values[0])
+    for suit in range(4):
+        if second[suit] >= 0:
+            best = max(best, first[suit] + second[suit] + 20)
+        elif first[suit] > best:
+            best = first[suit]
     return best
 
 

@@ -35,6 +35,27 @@ class HandRecord:
     summary: HandSummary
     signals: tuple[SentSignal, ...] = ()
 
+    def __init__(
+        self,
+        game_number: int,
+        hand_number: int,
+        dealer: int,
+        deal: tuple[tuple[Card, ...], ...],
+        moves: tuple[Move, ...],
+        awards: tuple[Award, ...],
+        summary: HandSummary,
+        signals: tuple[SentSignal, ...] = (),
+    ) -> None:
+        _set = object.__setattr__  # see arena.rules.views.SeatView.__init__
+        _set(self, "game_number", game_number)
+        _set(self, "hand_number", hand_number)
+        _set(self, "dealer", dealer)
+        _set(self, "deal", deal)
+        _set(self, "moves", moves)
+        _set(self, "awards", awards)
+        _set(self, "summary", summary)
+        _set(self, "signals", signals)
+
 
 @dataclass(frozen=True, slots=True)
 class MatchRecord:

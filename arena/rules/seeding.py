@@ -9,31 +9,47 @@ from __future__ import annotations
 
 import hashlib
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 T = TypeVar("T")
-_WORDS = struct.Struct(">8I")
 _SPAN = 1 << 32  # the 32-bit words drawn
 
 
 class SeededStream:
-    """An endless stream of uniform integers derived from a label."""
+    """An endless stream of uniform integers derived from a label.
 
-    __slots__ = ("_blocks", "_buffer")
+    The words are those of SHA-256 in counter mode, in order: block `i` is the digest of the
+    label's key followed by `i` as 8 big-endian bytes, read as eight big-endian 32-bit words.
+    Blocks are hashed a few at a time (a shuffle of 40 cards takes five at once)."""
+
+    __slots__ = ("_counter", "_key", "_pos", "_words")
 
     def __init__(self, *label: object) -> None:
-        key = "/".join(str(part) for part in ("truco-arena", "v1", *label)).encode()
-        self._blocks = self._generate(key)
-        self._buffer = 0
+        self._key = "/".join(str(part) for part in ("truco-arena", "v1", *label)).encode()
+        self._counter = 0
+        self._words: tuple[int, ...] = ()
+        self._pos = 0
 
-    @staticmethod
-    def _generate(key: bytes) -> Iterator[int]:
-        counter = 0
-        while True:
-            digest = hashlib.sha256(key + counter.to_bytes(8, "big")).digest()
-            yield from _WORDS.unpack(digest)  # eight big-endian 32-bit words
-            counter += 1
+    def _refill(self, blocks: int) -> None:
+        """Append `blocks` more blocks of words to the unread ones."""
+        key, first = self._key, self._counter
+        data = b"".join(
+            [
+                hashlib.sha256(key + c.to_bytes(8, "big")).digest()
+                for c in range(first, first + blocks)
+            ]
+        )
+        self._words = self._words[self._pos :] + struct.unpack(f">{8 * blocks}I", data)
+        self._pos = 0
+        self._counter = first + blocks
+
+    def _next(self) -> int:
+        if self._pos >= len(self._words):
+            self._refill(1)
+        word = self._words[self._pos]
+        self._pos += 1
+        return word
 
     def below(self, n: int) -> int:
         """A uniform integer in [0, n), by rejection sampling on 32-bit words."""
@@ -41,7 +57,7 @@ class SeededStream:
             raise ValueError(f"cannot draw below {n}")
         limit = _SPAN - _SPAN % n
         while True:
-            word = next(self._blocks)
+            word = self._next()
             if word < limit:
                 return word % n
 
@@ -50,13 +66,23 @@ class SeededStream:
         to 1, swap item i with item `below(i + 1)` (drawn inline: a deal shuffles 40 cards
         for every hand)."""
         out = list(items)
-        blocks = self._blocks
+        missing = len(out) - 1 - (len(self._words) - self._pos)
+        if missing > 0:
+            self._refill((missing + 7) // 8)
+        words, pos = self._words, self._pos
         for i in range(len(out) - 1, 0, -1):
             n = i + 1
             limit = _SPAN - _SPAN % n
-            word = next(blocks)
-            while word >= limit:
-                word = next(blocks)
+            while True:
+                if pos == len(words):  # rejections ate the words drawn ahead
+                    self._pos = pos
+                    self._refill(1)
+                    words, pos = self._words, self._pos
+                word = words[pos]
+                pos += 1
+                if word < limit:
+                    break
             j = word % n
             out[i], out[j] = out[j], out[i]
+        self._pos = pos
         return out

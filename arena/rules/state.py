@@ -276,6 +276,11 @@ class Match:
         self._legal: tuple[Action, ...] | None = None
         self._events: list[Event] = []
         self._everyone = frozenset(range(self.num_seats))
+        # Moves are immutable and repeat all match long: one Move (and the Event everyone
+        # sees for it) per seat and action, one Play per seat and card. Keyed by id(): each
+        # value holds the keyed object, so the id cannot be reused while it is cached.
+        self._move_cache: dict[tuple[int, int], tuple[Move, Event]] = {}
+        self._play_cache: dict[tuple[int, int], Play] = {}
         self.hand = self._new_hand(first)
 
     # ----------------------------------------------------------------- public API
@@ -319,8 +324,10 @@ class Match:
         """Take `action` for the seat to act, with an optional `signal` to its partners
         (RULES.md §4.9); return the events it caused."""
         legal = self.legal_actions()
-        if action not in legal:
-            raise IllegalActionError(action, legal, self._why_illegal(action))
+        try:
+            action = legal[legal.index(action)]  # the engine's own (equal) object
+        except ValueError:
+            raise IllegalActionError(action, legal, self._why_illegal(action)) from None
         if signal is not None:
             self._check_signal(signal)
         seat = self.to_act
@@ -591,7 +598,16 @@ class Match:
     def _act(self, seat: int, action: Action) -> None:
         h = self.hand
         kind = action.kind
-        move = Move(seat, action)
+        if kind is K.DISCARD or kind is K.PLAY_FACE_DOWN:  # built afresh for each hand
+            move = Move(seat, action)
+            seen = Event(self._everyone, MoveEvent(move))
+        else:
+            key = (seat, id(action))
+            cached = self._move_cache.get(key)
+            if cached is None:
+                move = Move(seat, action)
+                cached = self._move_cache[key] = (move, Event(self._everyone, MoveEvent(move)))
+            move, seen = cached
         h.moves.append(move)
         if h.public_moves is not None:
             h.public_moves = (*h.public_moves, move)
@@ -599,19 +615,23 @@ class Match:
             if action.card is not None:
                 card = action.card
                 h.held[seat].remove(card)
-                self._emit(MoveEvent(move))
+                self._events.append(seen)
             else:
                 assert action.slot is not None
                 card = h.held[seat].pop(action.slot)
                 self._emit(MoveEvent(move, card))
             h.played_any.add(seat)
-            h.current.append(Play(seat, card))
+            play_key = (seat, id(card))
+            play = self._play_cache.get(play_key)
+            if play is None:
+                play = self._play_cache[play_key] = Play(seat, card)
+            h.current.append(play)
             self._advance(seat)
             return
         if kind is K.DISCARD:
             self._discard(seat, action)
             return
-        self._emit(MoveEvent(move))
+        self._events.append(seen)
         if kind in ENVIDO_CALLS:
             if h.pending is not None and h.pending.kind in TRUCO_CALLS:
                 h.suspended = h.pending  # envido va primero: the truco waits

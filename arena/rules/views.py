@@ -50,6 +50,12 @@ class Award:
     points: int
     reason: AwardReason
 
+    def __init__(self, team: int, points: int, reason: AwardReason) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "team", team)
+        _set(self, "points", points)
+        _set(self, "reason", reason)
+
     def __str__(self) -> str:
         return f"team {self.team} +{self.points} ({self.reason.name.lower()})"
 
@@ -61,6 +67,11 @@ class Play:
     seat: int
     card: Card
 
+    def __init__(self, seat: int, card: Card) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "seat", seat)
+        _set(self, "card", card)
+
 
 @dataclass(frozen=True, slots=True)
 class Trick:
@@ -70,6 +81,19 @@ class Trick:
     plays: tuple[Play, ...]
     winner: int | None = None  # the seat that won it; None if parda or not finished
     winner_team: int | None = None  # the winner's side
+
+    def __init__(
+        self,
+        leader: int,
+        plays: tuple[Play, ...],
+        winner: int | None = None,
+        winner_team: int | None = None,
+    ) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "leader", leader)
+        _set(self, "plays", plays)
+        _set(self, "winner", winner)
+        _set(self, "winner_team", winner_team)
 
     @property
     def parda(self) -> bool:
@@ -82,6 +106,11 @@ class Move:
 
     seat: int
     action: Action
+
+    def __init__(self, seat: int, action: Action) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "seat", seat)
+        _set(self, "action", action)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +247,83 @@ class SeatView:
     duels: tuple[DuelSummary, ...] = ()  # pico a pico: the duels of this hand already played
     signals: tuple[SeenSignal, ...] = ()  # signals this seat sent or received this hand
 
+    def __init__(
+        self,
+        variant: str,
+        seat: int,
+        team: int,
+        team_of: tuple[int, ...],
+        game_number: int,
+        hand_number: int,
+        dealer: int,
+        mano: int,
+        scores: tuple[int, ...],
+        games_won: tuple[int, ...],
+        target: int,
+        hand: tuple[Card, ...],
+        hand_size: int,
+        partner_cards: tuple[tuple[int, tuple[Card, ...]], ...],
+        tricks: tuple[Trick, ...],
+        current_trick: tuple[Play, ...],
+        moves: tuple[Move, ...],
+        hand_value: int,
+        pending: PendingCall | None,
+        envido: EnvidoOutcome | None,
+        folded: tuple[int, ...],
+        hand_of_ten: int | None,
+        iron_hand: bool,
+        awards: tuple[Award, ...],
+        to_act: int | None,
+        legal_actions: tuple[Action, ...],
+        side: int = -1,
+        side_of: tuple[int, ...] = (),
+        gallo: int | None = None,
+        discard: Card | None = None,
+        flor: tuple[FlorOutcome, ...] = (),
+        duel: Duel | None = None,
+        duels: tuple[DuelSummary, ...] = (),
+        signals: tuple[SeenSignal, ...] = (),
+    ) -> None:
+        # Written out instead of dataclass's generated one (same fields, same defaults): the
+        # referee builds a view for every decision, and this one is compiled by mypyc with
+        # the engine, where the generated one would stay interpreted (docs/ARCHITECTURE.md
+        # "A compiled core"). tests/test_rules_build.py checks it against the fields.
+        _set = object.__setattr__
+        _set(self, "variant", variant)
+        _set(self, "seat", seat)
+        _set(self, "team", team)
+        _set(self, "team_of", team_of)
+        _set(self, "game_number", game_number)
+        _set(self, "hand_number", hand_number)
+        _set(self, "dealer", dealer)
+        _set(self, "mano", mano)
+        _set(self, "scores", scores)
+        _set(self, "games_won", games_won)
+        _set(self, "target", target)
+        _set(self, "hand", hand)
+        _set(self, "hand_size", hand_size)
+        _set(self, "partner_cards", partner_cards)
+        _set(self, "tricks", tricks)
+        _set(self, "current_trick", current_trick)
+        _set(self, "moves", moves)
+        _set(self, "hand_value", hand_value)
+        _set(self, "pending", pending)
+        _set(self, "envido", envido)
+        _set(self, "folded", folded)
+        _set(self, "hand_of_ten", hand_of_ten)
+        _set(self, "iron_hand", iron_hand)
+        _set(self, "awards", awards)
+        _set(self, "to_act", to_act)
+        _set(self, "legal_actions", legal_actions)
+        _set(self, "side", side)
+        _set(self, "side_of", side_of)
+        _set(self, "gallo", gallo)
+        _set(self, "discard", discard)
+        _set(self, "flor", flor)
+        _set(self, "duel", duel)
+        _set(self, "duels", duels)
+        _set(self, "signals", signals)
+
 
 @dataclass(frozen=True, slots=True)
 class HandSummary:
@@ -236,6 +342,37 @@ class HandSummary:
     flor_revealed: tuple[tuple[int, tuple[Card, ...]], ...] = ()  # flors that scored (§4.5)
     duels: tuple[DuelSummary, ...] = ()  # pico a pico: every duel played, in order
     gallo: int | None = None  # argentine-gallo: the seat that played alone
+
+    def __init__(
+        self,
+        game_number: int,
+        hand_number: int,
+        dealer: int,
+        mano: int,
+        tricks: tuple[Trick, ...],
+        winner_team: int | None,
+        awards: tuple[Award, ...],
+        revealed: tuple[tuple[int, tuple[Card, ...]], ...],
+        scores: tuple[int, ...],
+        ended_by: str,
+        flor_revealed: tuple[tuple[int, tuple[Card, ...]], ...] = (),
+        duels: tuple[DuelSummary, ...] = (),
+        gallo: int | None = None,
+    ) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "game_number", game_number)
+        _set(self, "hand_number", hand_number)
+        _set(self, "dealer", dealer)
+        _set(self, "mano", mano)
+        _set(self, "tricks", tricks)
+        _set(self, "winner_team", winner_team)
+        _set(self, "awards", awards)
+        _set(self, "revealed", revealed)
+        _set(self, "scores", scores)
+        _set(self, "ended_by", ended_by)
+        _set(self, "flor_revealed", flor_revealed)
+        _set(self, "duels", duels)
+        _set(self, "gallo", gallo)
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +405,11 @@ class MoveEvent:
     move: Move
     card: Card | None = None
 
+    def __init__(self, move: Move, card: Card | None = None) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "move", move)
+        _set(self, "card", card)
+
 
 @dataclass(frozen=True, slots=True)
 class TrickEvent:
@@ -275,6 +417,11 @@ class TrickEvent:
 
     index: int
     trick: Trick
+
+    def __init__(self, index: int, trick: Trick) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "index", index)
+        _set(self, "trick", trick)
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,3 +495,8 @@ class Event:
 
     audience: frozenset[int]
     body: EventBody
+
+    def __init__(self, audience: frozenset[int], body: EventBody) -> None:
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "audience", audience)
+        _set(self, "body", body)
