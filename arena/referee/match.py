@@ -19,6 +19,7 @@ import hashlib
 import itertools
 import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import structlog
@@ -123,8 +124,10 @@ async def run_match(
     *,
     time_control: TimeControl | None = None,
     policy: FaultPolicy | None = None,
+    on_move: Callable[[Action, Signal | None], None] | None = None,
 ) -> MatchReport:
-    """Play `game` to the end with one link per seat; never raises for a bot's fault."""
+    """Play `game` to the end with one link per seat; never raises for a bot's fault.
+    `on_move` is told each action (and its signal) once the engine has applied it."""
     tc = time_control or TimeControl()
     policy = policy or FaultPolicy()
     n = game.num_seats
@@ -247,6 +250,8 @@ async def run_match(
                         break
             if events is None:
                 events = game.apply(action)
+            if on_move is not None:
+                on_move(action, signal)
             decisions.append(
                 Decision(
                     where[0], where[1], seat, action, round(latency_ms, 3), fault, detail, signal

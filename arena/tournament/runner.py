@@ -28,7 +28,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rpc.spectator import LiveMatches, SpectatorFeed
-from arena.rules import Match
+from arena.rules import Action, Match, Signal
 from arena.tournament.config import BotSpec, TournamentConfig
 from arena.tournament.executors import Executor, choose_executor
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
@@ -201,7 +201,11 @@ class TournamentRunner:
         self.sandbox: Sandbox | None = None
         self._drain_nursery: trio.Nursery | None = None
         # The engine's match of a pairing (an executor's worker forwards each move it makes).
-        self.new_match: Callable[[Pairing], Match] = lambda p: Match(p.variant, p.options, p.seed)
+        # Told each move a match applies (the processes executor's workers forward them to
+        # the coordinator's copy of the match, for its spectators).
+        self.move_observer: (
+            Callable[[Pairing], Callable[[Action, Signal | None], None]] | None
+        ) = None
 
     def _drains(self) -> trio.Nursery:
         """Where a launched seat's output is drained (only while `run` serves)."""
@@ -459,7 +463,7 @@ class TournamentRunner:
         storing it needs, without storing it: `play` stores it, an executor's worker
         (`arena.tournament.worker`) sends it to the coordinator, which stores it."""
         cfg = self.config
-        game = self.new_match(pairing)
+        game = Match(pairing.variant, pairing.options, pairing.seed)
         seats: list[_Seat | None] = [None] * game.num_seats
         report: MatchReport | None = None
         with structlog.contextvars.bound_contextvars(match_id=pairing.match_id):
@@ -485,6 +489,7 @@ class TournamentRunner:
                     report = await run_match(
                         pairing.match_id, game, links,
                         time_control=cfg.time_control, policy=cfg.policy,
+                        on_move=self.move_observer(pairing) if self.move_observer else None,
                     )
                 else:
                     report = _forfeit(pairing, game, absent, why)

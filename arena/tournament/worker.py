@@ -41,7 +41,6 @@ import trio
 
 from arena import logging as arena_logging
 from arena.rpc.spectator import Entry, LiveMatches
-from arena.rules import Action, Event, Match, Signal
 from arena.tournament.config import TournamentConfig
 from arena.tournament.frames import FrameReader, encode
 from arena.tournament.schedule import Pairing
@@ -49,22 +48,6 @@ from arena.tournament.storage import StoreJob
 
 if TYPE_CHECKING:
     from arena.tournament.runner import TournamentRunner
-
-class ForwardingMatch(Match):
-    """The engine's match, telling `send` each move it applies (a refused signal raises
-    before anything changed, and is not told): the coordinator keeps a copy of the match in
-    step for its spectators (the engine is deterministic)."""
-
-    def __init__(self, pairing: Pairing, send: Callable[[tuple[Any, ...]], None]) -> None:
-        super().__init__(pairing.variant, pairing.options, pairing.seed)
-        self._send = send
-        self._match_id = pairing.match_id
-
-    def apply(self, action: Action, signal: Signal | None = None) -> tuple[Event, ...]:
-        events = super().apply(action, signal)
-        self._send(("move", self._match_id, action, signal))
-        return events
-
 
 class ForwardingLive(LiveMatches):
     """The worker's map of live matches, telling `send` when a match enters it (its seats
@@ -157,7 +140,9 @@ async def serve(inbound: trio.abc.ReceiveStream, outbound: trio.abc.SendStream) 
     send, receive = trio.open_memory_channel[tuple[Any, ...]](math.inf)
     runner = TournamentRunner(worker_config(config), worker=True)
     if forward_moves:
-        runner.new_match = lambda pairing: ForwardingMatch(pairing, send.send_nowait)
+        runner.move_observer = lambda pairing: (
+            lambda action, signal: send.send_nowait(("move", pairing.match_id, action, signal))
+        )
         runner.live = ForwardingLive(send.send_nowait)
     async with trio.open_nursery() as outer:
         outer.start_soon(_write_frames, receive, outbound)
