@@ -15,7 +15,8 @@ import re
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -204,3 +205,23 @@ def processes_with(mark: str) -> list[str]:
         except OSError:
             continue
     return found
+
+
+def stored_count(database: Path) -> int:
+    """How many matches `database` holds, read without writing to it (0 before it exists)."""
+    if not database.exists():
+        return 0
+    try:
+        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as db:
+            return int(db.execute("SELECT count(*) FROM matches").fetchone()[0])
+    except sqlite3.OperationalError:  # not created yet
+        return 0
+
+
+def poll(condition: Callable[[], bool], timeout: float, what: str, every: float = 0.02) -> None:
+    """Wait for `condition` about another process or thread (nothing to await: poll it);
+    fail naming `what` after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(every)

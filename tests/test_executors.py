@@ -13,11 +13,7 @@ import json
 import os
 import signal
 import socket
-import sqlite3
 import subprocess
-import time
-from collections.abc import Callable
-from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -36,9 +32,11 @@ from test_e2e_support import (
     expected_ids,
     explain,
     flat,
+    poll,
     processes_with,
     python_bot,
     read_replay,
+    stored_count,
     stored_matches,
     write_config,
 )
@@ -71,23 +69,8 @@ def _config(folder: Path, executor: str, workers: int = 2) -> Path:
                         concurrency=4, secret_file=key, extra=table)
 
 
-def _stored(database: Path) -> int:
-    """How many matches the database holds, read without writing to it."""
-    if not database.exists():
-        return 0
-    try:
-        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as db:
-            return int(db.execute("SELECT count(*) FROM matches").fetchone()[0])
-    except sqlite3.OperationalError:  # not created yet
-        return 0
 
 
-def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    """Wait for `condition` about another process (nothing to await: poll it)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
 
 
 def _env(mark: str) -> dict[str, str]:
@@ -211,7 +194,7 @@ def test_a_worker_killed_mid_tournament_has_its_matches_played_again_once(
     )
     try:
         busy: list[int] = []
-        _poll(lambda: bool(busy.extend(p for p in _worker_pids(mark) if _busy(p)) or busy)
+        poll(lambda: bool(busy.extend(p for p in _worker_pids(mark) if _busy(p)) or busy)
               or process.poll() is not None, CLI_TIMEOUT, "a worker playing a match")
         assert process.poll() is None, process.communicate()
         victim = busy[0]
@@ -230,7 +213,7 @@ def test_a_worker_killed_mid_tournament_has_its_matches_played_again_once(
     assert reruns, died
     assert reruns <= set(died[0]["matches"]), (reruns, died)
     _same_as(tmp_path, reference)
-    _poll(lambda: processes_with(mark) == [], 10, "the killed worker's bots to exit")
+    poll(lambda: processes_with(mark) == [], 10, "the killed worker's bots to exit")
 
 
 @pytest.mark.e2e
@@ -247,7 +230,7 @@ def test_ctrl_c_stops_the_workers_and_their_bots(tmp_path: Path) -> None:
     )
     database = tmp_path / "arena.db"
     try:
-        _poll(lambda: (_stored(database) >= 1 and any(_busy(p) for p in _worker_pids(mark)))
+        poll(lambda: (stored_count(database) >= 1 and any(_busy(p) for p in _worker_pids(mark)))
               or process.poll() is not None, CLI_TIMEOUT, "a stored match and a busy worker")
         assert process.poll() is None, "the tournament ended before it could be interrupted"
         os.killpg(process.pid, signal.SIGINT)
@@ -403,4 +386,4 @@ def test_a_ray_address_where_nothing_listens_is_one_line_naming_the_field(tmp_pa
     assert len(errors) == 1, explain(run)
     assert errors[0].startswith("error: executor.address: nothing answers at"), explain(run)
     assert "Traceback" not in run.stderr
-    assert _stored(tmp_path / "arena.db") == 0
+    assert stored_count(tmp_path / "arena.db") == 0

@@ -26,9 +26,10 @@ from test_e2e_support import (
     CLI_TIMEOUT,
     arena,
     explain,
+    poll,
     processes_with,
 )
-from test_executors import NAME, _busy, _config, _env, _events, _poll, _rows, _same_as, reference
+from test_executors import NAME, _busy, _config, _env, _events, _rows, _same_as, reference
 
 pytestmark = pytest.mark.e2e
 _ = reference  # the local run every Ray run is compared with (a fixture)
@@ -92,12 +93,12 @@ def cluster() -> Iterator[Cluster]:
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )]
     try:
-        _poll(lambda: _alive_nodes(address) >= 1, 120, "the Ray head")
+        poll(lambda: _alive_nodes(address) >= 1, 120, "the Ray head")
         nodes.append(subprocess.Popen(
             [str(RAY), "start", f"--address={address}", *common], env=env,
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
         ))
-        _poll(lambda: _alive_nodes(address) >= 2, 120, "the second Ray node")
+        poll(lambda: _alive_nodes(address) >= 2, 120, "the second Ray node")
         yield Cluster(address, mark, folder, nodes)
     finally:
         for node in reversed(nodes):
@@ -176,7 +177,7 @@ def test_a_killed_ray_worker_has_its_match_played_again_once(
     )
     try:
         busy: list[int] = []
-        _poll(lambda: bool(busy.extend(_ray_workers_busy(cluster.mark)) or busy)
+        poll(lambda: bool(busy.extend(_ray_workers_busy(cluster.mark)) or busy)
               or process.poll() is not None, CLI_TIMEOUT, "a Ray worker playing a match")
         assert process.poll() is None, process.communicate()
         victim = busy[0]
@@ -192,7 +193,7 @@ def test_a_killed_ray_worker_has_its_match_played_again_once(
     done = [e for e in log if e["event"] == "ray_match_done"]
     assert sorted(e["match_id"] for e in done) == sorted(_rows(tmp_path))
     assert victim not in {e["worker_pid"] for e in done}, json.dumps(done)
-    _poll(lambda: not _bots(cluster.mark), 20, "the killed worker's bots to exit")
+    poll(lambda: not _bots(cluster.mark), 20, "the killed worker's bots to exit")
 
 
 def _bots(mark: str) -> list[str]:

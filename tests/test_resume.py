@@ -14,11 +14,7 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
-import time
-from collections.abc import Callable
-from contextlib import closing
 from dataclasses import astuple, replace
 from pathlib import Path
 from typing import Any
@@ -33,10 +29,12 @@ from test_e2e_support import (
     expected_ids,
     explain,
     flat,
+    poll,
     processes_with,
     python_bot,
     read_replay,
     safe,
+    stored_count,
     stored_matches,
     write_config,
 )
@@ -85,23 +83,8 @@ def _env(mark: str) -> dict[str, str]:
     return {"ARENA_BOT_SEED": BOT_SEED, "ARENA_E2E_MARK": mark}
 
 
-def _stored(database: Path) -> int:
-    """How many matches the database holds, read without writing to it (0 before it exists)."""
-    if not database.exists():
-        return 0
-    try:
-        with closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)) as db:
-            return int(db.execute("SELECT count(*) FROM matches").fetchone()[0])
-    except sqlite3.OperationalError:  # not created yet
-        return 0
 
 
-def _poll(condition: Callable[[], bool], timeout: float, what: str) -> None:
-    """Wait for `condition` about another process (nothing to await: poll it)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def _start(config: Path, mark: str) -> subprocess.Popen[str]:
@@ -125,8 +108,8 @@ def _interrupt(folder: Path, sig: signal.Signals) -> tuple[subprocess.Popen[str]
     process = _start(_config(folder), mark)
     database = folder / "arena.db"
     try:
-        _poll(
-            lambda: _stored(database) >= 2 or process.poll() is not None,
+        poll(
+            lambda: stored_count(database) >= 2 or process.poll() is not None,
             CLI_TIMEOUT,
             "the first stored matches",
         )
@@ -136,7 +119,7 @@ def _interrupt(folder: Path, sig: signal.Signals) -> tuple[subprocess.Popen[str]
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
-    stored = _stored(database)
+    stored = stored_count(database)
     assert 0 < stored < TOTAL, (
         f"{stored} of {TOTAL} matches were stored when the referee was stopped: the test "
         f"needs some but not all\n{err}"
@@ -233,8 +216,8 @@ def test_sigkill_then_the_same_command_finishes_the_tournament(
     launched bot does not wait for a referee that is gone: ARENA_LAUNCHED)."""
     process, _out, _err, mark = _interrupt(tmp_path, signal.SIGKILL)
     assert process.returncode == -signal.SIGKILL
-    _poll(lambda: not processes_with(mark), 30, "the killed referee's bots to exit")
-    stored = _stored(tmp_path / "arena.db")
+    poll(lambda: not processes_with(mark), 30, "the killed referee's bots to exit")
+    stored = stored_count(tmp_path / "arena.db")
     _check_resumed(tmp_path, reference, stored)
 
 
@@ -251,5 +234,5 @@ def test_ctrl_c_says_how_to_resume_and_leaves_no_bot_behind(
     assert "interrupted" in flat(err), err
     assert "run the same command again to resume" in flat(err), err
     assert processes_with(mark) == [], "bot processes outlived the interrupted referee"
-    stored = _stored(tmp_path / "arena.db")
+    stored = stored_count(tmp_path / "arena.db")
     _check_resumed(tmp_path, reference, stored)

@@ -16,7 +16,6 @@ import contextlib
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -31,6 +30,7 @@ from test_e2e_support import (
     bot_cmd,
     explain,
     read_replay,
+    stored_count,
     stored_matches,
     write_config,
 )
@@ -52,16 +52,6 @@ db.execute("COMMIT")
 """
 
 
-def _stored(database: Path) -> int:
-    """Rows in `database`, read without writing (0 before it exists)."""
-    if not database.exists():
-        return 0
-    reader = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=5)
-    with contextlib.closing(reader):
-        try:
-            return int(reader.execute("SELECT count(*) FROM matches").fetchone()[0])
-        except sqlite3.OperationalError:
-            return 0
 
 
 def _start(config: Path) -> subprocess.Popen[str]:
@@ -108,7 +98,7 @@ def test_a_database_locked_by_another_process_pauses_storing_but_not_the_matches
     )
     database = tmp_path / "arena.db"
     with _running(config) as process:
-        _wait_for(lambda: _stored(database) >= 1, "the first stored match", process)
+        _wait_for(lambda: stored_count(database) >= 1, "the first stored match", process)
         with subprocess.Popen(
             [sys.executable, "-c", LOCKER, str(database), str(LOCK_S)],
             stdout=subprocess.PIPE, text=True,
@@ -116,7 +106,7 @@ def test_a_database_locked_by_another_process_pauses_storing_but_not_the_matches
             assert locker.stdout is not None
             assert locker.stdout.readline().strip() == "locked"
             lock_start = time.time()
-            stored_at_lock = _stored(database)
+            stored_at_lock = stored_count(database)
             assert locker.wait(timeout=CLI_TIMEOUT) == 0
             lock_end = time.time()
         out, err = process.communicate(timeout=CLI_TIMEOUT)
@@ -187,7 +177,7 @@ def test_a_full_disk_stops_the_tournament_cleanly_and_it_resumes_later(tmp_path:
         assert "storing results failed" in errors[0], explain(first)
         assert "run the same command again to resume" in errors[0], explain(first)
         assert not list((disk / "replays").rglob("*.tmp")), "a partial replay was left"
-        stored = _stored(disk / "arena.db")
+        stored = stored_count(disk / "arena.db")
         assert 0 <= stored < games
 
         filler.unlink()
