@@ -12,12 +12,20 @@ import platform
 import sys
 from collections.abc import Callable
 
-from bench import fairness, raw_pingpong, referee_path, rules_speed, workers
+from bench import (
+    fairness,
+    raw_pingpong,
+    referee_path,
+    rules_instructions,
+    rules_speed,
+    workers,
+)
 
 Rows = list[dict[str, object]]
 
 PARTS: dict[str, Callable[[float], Rows]] = {
     "rules_speed": rules_speed.part,
+    "rules_instructions": rules_instructions.part,
     "raw_pingpong": raw_pingpong.part,
     "referee_path": referee_path.part,
     "fairness": fairness.part,

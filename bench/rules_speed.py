@@ -87,6 +87,7 @@ def measure(
         "actions/s": actions / elapsed,
         "matches/s": played / elapsed,
         "matches": played,
+        "hands": hands,
     }
 
 
@@ -219,7 +220,19 @@ def _json_child(variant: str, seconds: float, matches: list[int]) -> None:
     )
 
 
+def _count_child(variant: str, matches: int, with_views: bool) -> None:
+    """Play exactly `matches` seeded random matches (none: only the imports) and print how
+    many hands they had: what `bench.rules_instructions` runs under callgrind."""
+    import arena.rules  # the imports alone, for the run with no match
+
+    played = measure(variant, 0.0, with_views=with_views, matches=matches) if matches else None
+    print(int(played["hands"]) if played else 0, getattr(arena.rules, "ENGINE", "pure"))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--count"]:
+        _count_child(sys.argv[2], int(sys.argv[3]), sys.argv[4] == "views")
+        return
     if sys.argv[1:2] == ["--json"]:
         _json_child(sys.argv[2], float(sys.argv[3]), [int(a) for a in sys.argv[4:6]])
         return
