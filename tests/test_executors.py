@@ -14,6 +14,7 @@ import os
 import signal
 import socket
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,32 @@ def _same_as(folder: Path, reference: Path) -> None:
     assert _standings(folder) == _standings(reference)
 
 
+def _kill_a_busy_worker(
+    argv: list[str], cwd: Path, env: dict[str, str], busy_pids: Callable[[], list[int]],
+    what: str,
+) -> int:
+    """Run the `arena tournament` command `argv`, SIGKILL the first worker `busy_pids` finds
+    playing a match, let the tournament end (it must exit 0) and return the killed pid."""
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )
+    try:
+        busy: list[int] = []
+        poll(lambda: bool(busy.extend(busy_pids()) or busy) or process.poll() is not None,
+             CLI_TIMEOUT, what)
+        assert process.poll() is None, process.communicate()
+        victim = busy[0]
+        os.kill(victim, signal.SIGKILL)
+        out, err = process.communicate(timeout=CLI_TIMEOUT)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode == 0, explain(subprocess.CompletedProcess([], 0, out, err))
+    return victim
+
+
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The tournament played by the local executor (every match in the CLI's process)."""
@@ -187,24 +214,9 @@ def test_a_worker_killed_mid_tournament_has_its_matches_played_again_once(
     mark = os.urandom(8).hex()
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **_env(mark)}
     config = _config(tmp_path, "processes")
-    process = subprocess.Popen(
-        [str(ARENA), "tournament", str(config), "--no-progress"], cwd=tmp_path, env=env,
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-    )
-    try:
-        busy: list[int] = []
-        poll(lambda: bool(busy.extend(p for p in _worker_pids(mark) if _busy(p)) or busy)
-              or process.poll() is not None, CLI_TIMEOUT, "a worker playing a match")
-        assert process.poll() is None, process.communicate()
-        victim = busy[0]
-        os.kill(victim, signal.SIGKILL)
-        out, err = process.communicate(timeout=CLI_TIMEOUT)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert process.returncode == 0, explain(subprocess.CompletedProcess([], 0, out, err))
+    victim = _kill_a_busy_worker(
+        [str(ARENA), "tournament", str(config), "--no-progress"], tmp_path, env,
+        lambda: [p for p in _worker_pids(mark) if _busy(p)], "a worker playing a match")
     log = _events(tmp_path, f"{NAME}.jsonl")
     died = [e for e in log if e["event"] == "worker_died"]
     assert died, log

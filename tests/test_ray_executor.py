@@ -23,13 +23,22 @@ from pathlib import Path
 import pytest
 from test_e2e_support import (
     ARENA,
-    CLI_TIMEOUT,
     arena,
     explain,
     poll,
     processes_with,
 )
-from test_executors import NAME, _busy, _config, _env, _events, _rows, _same_as, reference
+from test_executors import (
+    NAME,
+    _busy,
+    _config,
+    _env,
+    _events,
+    _kill_a_busy_worker,
+    _rows,
+    _same_as,
+    reference,
+)
 
 pytestmark = pytest.mark.e2e
 _ = reference  # the local run every Ray run is compared with (a fixture)
@@ -170,24 +179,9 @@ def test_a_killed_ray_worker_has_its_match_played_again_once(
     plays the task again, and the tournament ends with one row per match, equal to the
     local executor's; the killed worker's bots exit."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **_env(cluster.mark)}
-    process = subprocess.Popen(
-        [str(ARENA), "tournament", str(_ray_config(tmp_path, cluster.address)),
-         "--no-progress"], cwd=tmp_path, env=env, stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-    )
-    try:
-        busy: list[int] = []
-        poll(lambda: bool(busy.extend(_ray_workers_busy(cluster.mark)) or busy)
-              or process.poll() is not None, CLI_TIMEOUT, "a Ray worker playing a match")
-        assert process.poll() is None, process.communicate()
-        victim = busy[0]
-        os.kill(victim, signal.SIGKILL)
-        out, err = process.communicate(timeout=CLI_TIMEOUT)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
-    assert process.returncode == 0, explain(subprocess.CompletedProcess([], 0, out, err))
+    victim = _kill_a_busy_worker(
+        [str(ARENA), "tournament", str(_ray_config(tmp_path, cluster.address)), "--no-progress"],
+        tmp_path, env, lambda: _ray_workers_busy(cluster.mark), "a Ray worker playing a match")
     _same_as(tmp_path, reference)
     log = _events(tmp_path, f"{NAME}.jsonl")
     done = [e for e in log if e["event"] == "ray_match_done"]
