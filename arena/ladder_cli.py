@@ -135,7 +135,12 @@ def serve(config_file: Path, duration: float | None) -> None:
         # already drained) must not kill the process while it reports: a handler that does
         # nothing is what trio restores when its signal receiver closes.
         signal.signal(signal.SIGINT, _ignore_signal)
-        trio.run(service.serve)
+        try:
+            trio.run(service.serve)
+        finally:
+            # Ignored by the OS from now on: at exit Python puts the default handler back in
+            # place of a Python one, and a late Ctrl-C then killed the process (-2).
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
     except ArenaError as exc:
         fail(str(exc))
     err.print(f"ladder {config.name} stopped: {service.played} matches played now, "
