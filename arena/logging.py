@@ -35,6 +35,7 @@ FLUSH_EVENTS = frozenset({"match_end"})
 _URGENT = frozenset({"warn", "warning", "err", "error", "critical", "exception", "fatal"})
 
 _file: TextIO | None = None
+_sink: _LineFile | None = None  # the JSON-lines file of `configure(path=...)`, when info is on
 
 
 RUN_ID = ""
@@ -54,7 +55,8 @@ def configure(
     """Set up structlog. With `path`, JSON lines go to that file; otherwise to `stream`
     (stderr by default), rendered for people when it is a terminal. A file of an earlier
     call is flushed and closed."""
-    global _file
+    global _file, _sink
+    _sink = None
     if _file is not None:
         with contextlib.suppress(OSError):  # its last lines may not fit on a full disk
             _file.close()
@@ -74,6 +76,8 @@ def configure(
         _file = path.open("a", encoding="utf-8", buffering=1 << 16)
         processors += [structlog.processors.dict_tracebacks, _json_line]
         factory = _LineFileFactory(_file)
+        if logging.getLevelNamesMapping()[level.upper()] <= logging.INFO:
+            _sink = factory.line_file
     else:
         out = stream or sys.stderr
         if out.isatty():
@@ -132,7 +136,8 @@ def get_logger(**bound: Any) -> Any:
 
 @atexit.register
 def _close() -> None:
-    global _file
+    global _file, _sink
+    _sink = None
     if _file is not None:
         with contextlib.suppress(OSError):
             _file.close()
@@ -208,7 +213,94 @@ class _LineFileFactory:
     """structlog's logger factory for `_LineFile` (one shared per file)."""
 
     def __init__(self, file: TextIO) -> None:
-        self._logger = _LineFile(file)
+        self.line_file = _LineFile(file)
 
     def __call__(self, *args: Any) -> _LineFile:
-        return self._logger
+        return self.line_file
+
+
+# --------------------------------------------------------------------------- frequent events
+
+
+class EventLines:
+    """One frequent info event (the referee's ``decision``, once per decision), written as
+    the very line structlog's pipeline above would write — same keys, same order, same
+    values — without running that pipeline for every line.
+
+    Built once per match inside its `bound_contextvars`: the context, the level, the logger
+    and the run id become a fixed tail, and each call only encodes its own values. When the
+    events do not go to `configure(path=...)`'s JSON file at info level (a console, JSON on
+    stderr, a higher level), each call goes through `logger` as usual. The context is the
+    one bound when this was built: bind what a line needs before building it.
+
+    Per line this costs about a fifth of the pipeline's work (measured in
+    ``python -m bench referee_path``, the floor column)."""
+
+    __slots__ = ("_event", "_fields", "_flush", "_keys", "_logger", "_sink", "_tail")
+
+    def __init__(self, logger: Any, event: str, fields: tuple[str, ...]) -> None:
+        self._logger = logger
+        self._event = event
+        self._fields = fields
+        self._keys = tuple(f"{_encode(name)}: " for name in fields)
+        self._sink = _sink
+        self._tail = ""
+        self._flush = event in FLUSH_EVENTS
+        if self._sink is None:
+            return
+        # in the order structlog's `merge_contextvars` adds them
+        context = {
+            key: value
+            for key, value in structlog.contextvars.merge_contextvars(None, "", {}).items()
+            if key not in fields and key != "event"
+        }
+        tail = [f'"event": {_encode(event)}']
+        tail += [f"{_encode(key)}: {_encode(value)}" for key, value in context.items()]
+        tail.append('"level": "info", "timestamp": "')
+        self._tail = ", ".join(tail)
+
+    def __call__(self, *values: Any) -> None:
+        sink = self._sink
+        if sink is None or sink is not _sink:  # not a JSON file, or configured anew since
+            self._logger.info(self._event, **dict(zip(self._fields, values, strict=True)))
+            return
+        if len(values) != len(self._fields):
+            raise TypeError(f"{self._event}: {len(self._fields)} values expected")
+        parts = []
+        for key, value in zip(self._keys, values):  # noqa: B905  (checked above)
+            kind = type(value)
+            if kind is int:
+                parts.append(key + int.__repr__(value))
+            elif kind is str:
+                parts.append(key + _ascii(value))
+            elif value is None:
+                parts.append(key + "null")
+            else:
+                parts.append(key + _value(value))
+        now = time.time()
+        second = int(now)
+        if second != _second[0]:
+            _second[:] = [second, time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))]
+        sink.msg(
+            "{" + ", ".join(parts) + ", " + self._tail
+            + f'{_second[1]}.{int((now - second) * 1e6):06d}Z", "run_id": "{RUN_ID}"}}',
+            self._flush,
+        )
+
+
+def _value(value: Any) -> str:
+    """`value` as the JSON encoder writes it, the common types without its machinery."""
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _ascii(value)
+    if value is None:
+        return "null"
+    if kind is float and value == value and value not in (_INF, -_INF):
+        return float.__repr__(value)
+    return _encode(value)
+
+
+_INF = float("inf")
+_ascii = json.encoder.encode_basestring_ascii  # what JSONEncoder() (ensure_ascii) uses

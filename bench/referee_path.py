@@ -74,7 +74,8 @@ from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
 
-STREAMS = (1, 16, 64)
+STREAMS = tuple(int(n) for n in os.environ.get("BENCH_STREAMS", "1,16,64").split(",") if n)
+"""How many concurrent streams to measure (``BENCH_STREAMS``, default 1, 16 and 64)."""
 VARIANT = "argentine-1v1"
 BATCHES = os.environ.get("BENCH_BATCHES", "1") != "0"
 """Whether the bot client says `accepts_batches` (as the SDK and the JS bot do)."""

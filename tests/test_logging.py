@@ -110,3 +110,67 @@ def test_a_library_error_logged_through_stdlib_logging_lands_in_the_log_not_on_s
     assert events[0]["level"] == "error"
     assert events[0]["message"] == "ExecuteBatchError"
     assert "GRPC_CALL_ERROR_TOO_MANY_OPERATIONS" in str(events[0]["error"])
+
+
+_AWKWARD_VALUES: list[tuple[object, ...]] = [
+    (0, 1, 2, "play 1\u2660 (espada)", 0.123, None),
+    (3, 10**20, -7, 'say "truco" \\ \n\t\u00f1', 1e-07, "timeout"),
+    (1, 0, 0, "", 12345.0, "illegal_action"),
+    (True, 2.5, float("nan"), ["a", 1], {"k": None}, ("t",)),  # the general encoder's cases
+]
+
+
+def test_event_lines_write_exactly_the_line_structlog_writes(tmp_path: Path) -> None:
+    """`EventLines` (the referee's decision line without structlog's per-call pipeline)
+    writes, for the same event, values and bound context, the very line the pipeline
+    writes: same keys in the same order, same encoded values (non-ASCII, quotes, control
+    characters, big ints, small floats, NaN, booleans, lists); only the timestamp differs."""
+    path = tmp_path / "t.jsonl"
+    arena_logging.configure(path=path)
+    fields = ("seat", "game", "hand", "action", "latency_ms", "fault")
+    with structlog.contextvars.bound_contextvars(match_id="m\u00e9\"1", variant="argentine-1v1"):
+        logger = structlog.get_logger("arena.referee").bind()
+        fast = arena_logging.EventLines(logger, "decision", fields)
+        for values in _AWKWARD_VALUES:
+            logger.info("decision", **dict(zip(fields, values, strict=True)))
+            fast(*values)
+    arena_logging._close()
+    raw = path.read_text(encoding="utf-8").splitlines()
+    assert len(raw) == 2 * len(_AWKWARD_VALUES)
+    stamp = re.compile(r'"timestamp": "[^"]*"')
+    for slow, quick in zip(raw[::2], raw[1::2], strict=True):
+        assert stamp.sub("T", quick) == stamp.sub("T", slow)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z",
+                            json.loads(quick)["timestamp"])
+
+
+def test_event_lines_follow_the_configuration_they_are_used_under(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not configured to a JSON file at info level, the lines go through structlog as usual
+    (rendered to the stream; dropped at level warning); built under one file and used after
+    `configure` chose another destination, they follow the new one, never the closed file."""
+    fields = ("seat", "action")
+    stream = tmp_path / "stream.jsonl"
+    with stream.open("w", encoding="utf-8") as out:
+        arena_logging.configure(stream=out)
+        fast = arena_logging.EventLines(structlog.get_logger("arena.t"), "decision", fields)
+        fast(1, "mazo")
+        out.flush()
+        assert [(e["event"], e["seat"], e["action"]) for e in _lines(stream)] == [
+            ("decision", 1, "mazo")
+        ]
+    quiet = tmp_path / "quiet.jsonl"
+    arena_logging.configure(path=quiet, level="warning")
+    arena_logging.EventLines(structlog.get_logger("arena.t"), "decision", fields)(0, "x")
+    arena_logging.configure(path=tmp_path / "first.jsonl")
+    built_under_first = arena_logging.EventLines(structlog.get_logger("arena.t"), "decision",
+                                                 fields)
+    second = tmp_path / "second.jsonl"
+    arena_logging.configure(path=second)
+    built_under_first(2, "truco")
+    arena_logging._close()
+    assert quiet.read_text(encoding="utf-8") == ""
+    assert (tmp_path / "first.jsonl").read_text(encoding="utf-8") == ""
+    assert [(e["event"], e["seat"]) for e in _lines(second)] == [("decision", 2)]
+    assert capsys.readouterr().err == ""

@@ -26,6 +26,7 @@ import structlog
 import trio
 
 from arena.errors import BotDisconnected, ProtocolViolation
+from arena.logging import EventLines
 from arena.referee.links import (
     Answer,
     DecisionRequest,
@@ -145,6 +146,9 @@ async def run_match(
         # which costs as much again as writing the decision line.
         mlog = log.bind()
         mlog.info("match_start", seats=list(names), seed=game.seed)
+        decision_line = EventLines(
+            mlog, "decision", ("seat", "game", "hand", "action", "latency_ms", "fault")
+        )
         for index, link in enumerate(links):
             await link.start(
                 MatchStart(
@@ -257,10 +261,7 @@ async def run_match(
                     where[0], where[1], seat, action, round(latency_ms, 3), fault, detail, signal
                 )
             )
-            mlog.info(
-                "decision", seat=seat, game=where[0], hand=where[1], action=str(action),
-                latency_ms=round(latency_ms, 3), fault=fault,
-            )
+            decision_line(seat, where[0], where[1], str(action), round(latency_ms, 3), fault)
             for event in events:
                 if isinstance(event.body, MatchEndEvent):
                     continue
