@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from bench import (
     fairness,
+    floor_instructions,
     raw_pingpong,
     referee_path,
     rules_instructions,
@@ -26,6 +27,7 @@ Rows = list[dict[str, object]]
 PARTS: dict[str, Callable[[float], Rows]] = {
     "rules_speed": rules_speed.part,
     "rules_instructions": rules_instructions.part,
+    "floor_instructions": floor_instructions.part,
     "raw_pingpong": raw_pingpong.part,
     "referee_path": referee_path.part,
     "fairness": fairness.part,

@@ -68,7 +68,7 @@ import trio
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
 from arena.referee import Answer, run_match
-from arena.rpc import convert, guest
+from arena.rpc import convert, encode, guest
 from arena.rpc.bridge import THREAD_NAME, quiet_gc
 from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
@@ -411,10 +411,10 @@ class _WireFreeConnection:
         self.bytes = 0
 
     def send(self, message: Any) -> None:
-        self.bytes += len(message.SerializeToString())
+        self.bytes += len(encode.serialize(message))
 
     def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
-        self.bytes += len(message.SerializeToString())
+        self.bytes += len(encode.serialize(message))
         return _Answered()
 
 

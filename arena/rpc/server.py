@@ -34,7 +34,7 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
 from arena.referee import Answer, DecisionRequest, Fault, MatchStart, Outcome, PendingAnswer
-from arena.rpc import convert, peers
+from arena.rpc import convert, encode, peers
 from arena.rpc.bridge import (
     BadMessage,
     MessageStream,
@@ -69,14 +69,15 @@ EXPIRED_KEPT = 8192
 from an unknown one)."""
 
 
-def _batch(messages: list[Any]) -> Any:
-    """Several server messages as one `Batch` (for bots whose hello set accepts_batches)."""
-    return pb.ServerMessage(batch=pb.Batch(messages=messages))
-
+_batch_message = encode.batch
+"""Several server messages (objects or bytes) as one `Batch`, for bots whose hello set
+accepts_batches."""
 
 PLAY_ROUTE = StreamRoute(
-    SERVICE, "Play", pb.BotMessage.FromString, pb.ServerMessage.SerializeToString, _batch
+    SERVICE, "Play", pb.BotMessage.FromString, encode.serialize, _batch_message
 )
+"""Server messages go out as protobuf messages or, for the decisions and events of a match,
+as their bytes already (`arena.rpc.encode`)."""
 log = structlog.get_logger("arena.rpc")
 
 Stream = MessageStream[pb.BotMessage, pb.ServerMessage]
@@ -375,6 +376,8 @@ class RemoteSeatLink:
         self.seat = seat
         self._name = bot_name
         self._deck: Any = None
+        self._decision_address = encode.decision_address(match_id, seat)
+        self._event_address = encode.event_address(match_id, seat)
         self._can_reconnect = reconnect and conn.hub is not None
         self._started: Any = None
 
@@ -422,18 +425,15 @@ class RemoteSeatLink:
             self.match_id, self.seat, self._deck, self._decision(request), request.request_id
         )
 
-    @staticmethod
-    def _decision(request: DecisionRequest) -> Any:
-        message = pb.ServerMessage()
-        decision = message.decision
-        decision.request_id = request.request_id
-        decision.match_id = request.match_id
-        decision.seat = request.seat
-        convert.view_into(decision.view, request.view)
-        convert.legal_actions_into(decision, request.legal_actions)
-        decision.deadline_unix_ms = request.deadline_unix_ms
-        decision.time_left_ms = request.time_left_ms
-        return message
+    def _decision(self, request: DecisionRequest) -> bytes:
+        """The request's `ServerMessage`, as its bytes (`arena.rpc.encode`)."""
+        address = self._decision_address
+        if request.match_id != self.match_id or request.seat != self.seat:
+            address = encode.decision_address(request.match_id, request.seat)
+        return encode.decision_message(
+            address, request.request_id, request.view, request.legal_actions,
+            request.deadline_unix_ms, request.time_left_ms,
+        )
 
     def post(self, request: DecisionRequest) -> PendingAnswer:
         """Send the request now; the referee waits on the handle and judges its times."""
@@ -443,7 +443,7 @@ class RemoteSeatLink:
 
     def tell(self, item: Event | HandSummary) -> None:
         body = HandEndEvent(item) if isinstance(item, HandSummary) else item.body
-        self.conn.send(convert.event_to_proto(body, match_id=self.match_id, seat=self.seat))
+        self.conn.send(encode.event_message(self._event_address, body, self.match_id, self.seat))
 
     def fault(self, fault: Fault) -> None:
         code = pb.ERROR_CODE_TIMEOUT if fault.kind == "timeout" else pb.ERROR_CODE_ILLEGAL_ACTION

@@ -1,0 +1,250 @@
+"""The wire bytes of the messages sent at every decision, written directly.
+
+A decision request and the events around it are most of what a referee sends. Building them as
+protobuf objects, then copying those into a `Batch` on the gRPC thread, then serializing, cost
+more per decision than the rules engine (issue 14's profile). Here they are written as bytes,
+from the parts the encoding caches of `arena.rpc.convert` already hold (a card, a trick, a
+move, a legal action, an event: encoded once, shared by every seat and every view that shows
+them) and a few fields encoded by hand.
+
+The bytes are exactly what ``SerializeToString()`` of the message `arena.rpc.convert` builds
+gives (fields in field-number order, proto3's implicit presence: a zero, an empty string or an
+empty list is left out, an ``optional`` field and a sub-message are written when set, repeated
+scalars packed, negative integers as ten-byte varints): tests/test_encode.py checks it, message
+for message, over seeded matches of every variant. A message the stream carries is either a
+protobuf message or its bytes (`serialize`, `batch`); the bridge does not care which.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from arena.rpc import convert
+from arena.rules import Action
+from arena.rules.views import HandEndEvent, MatchEndEvent, SeatView
+from arena.v1 import arena_pb2 as pb
+
+_VARINTS = [bytes([n]) for n in range(128)]
+
+
+def varint(n: int) -> bytes:
+    """`n` (an int32/int64 field's value) as a protobuf varint; negatives take ten bytes."""
+    if 0 <= n < 128:
+        return _VARINTS[n]
+    if 0 < n < 16384:
+        return bytes((n & 127 | 128, n >> 7))
+    if n < 0:
+        n += 1 << 64
+    out = bytearray()
+    while n > 127:
+        out.append((n & 127) | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _key(field: int, wire_type: int) -> bytes:
+    return varint(field << 3 | wire_type)
+
+
+def _keys(wire_type: int) -> list[bytes]:
+    return [_key(field, wire_type) for field in range(64)]
+
+
+_INT = _keys(0)  # the key of a varint field, by field number
+_LEN = _keys(2)  # the key of a length-delimited field (string, bytes, message, packed)
+_SMALL = [[b""] + [key + _VARINTS[n] for n in range(1, 128)] for key in _INT]
+"""`int_field(field, n)` for 0 <= n < 128, by field and value."""
+
+
+def string_field(field: int, text: str) -> bytes:
+    """A string field (nothing when empty)."""
+    if not text:
+        return b""
+    data = text.encode()
+    return _LEN[field] + varint(len(data)) + data
+
+
+def int_field(field: int, value: int) -> bytes:
+    """An int32/int64/bool/enum field without explicit presence (nothing when zero)."""
+    if 0 <= value < 128:
+        return _SMALL[field][value]
+    return _INT[field] + varint(value)
+
+
+def message_field(field: int, data: bytes) -> bytes:
+    """A sub-message field (written even when its encoding is empty: it is set)."""
+    return _LEN[field] + varint(len(data)) + data
+
+
+_packed_seen: dict[tuple[int, Sequence[int]], bytes] = {}
+
+
+def _packed(field: int, values: Sequence[int]) -> bytes:
+    """A packed repeated int32 field (nothing when empty); the few lists a match shows (the
+    scores, the accounts of the seats) are remembered."""
+    if not values:
+        return b""
+    if type(values) is not tuple:
+        values = tuple(values)
+    found = _packed_seen.get((field, values))
+    if found is None:
+        data = b"".join([varint(v) for v in values])
+        found = _LEN[field] + varint(len(data)) + data
+        if len(_packed_seen) >= 4096:
+            _packed_seen.clear()
+        _packed_seen[field, values] = found
+    return found
+
+
+def _optional(field: int, value: int | None) -> bytes:
+    if value is None:
+        return b""
+    if 0 <= value < 128:
+        return _INT[field] + _VARINTS[value]
+    return _INT[field] + varint(value)
+
+
+def _messages(field: int, messages: Iterable[Any]) -> bytes:
+    return b"".join([message_field(field, m.SerializeToString()) for m in messages])
+
+
+def _rare(field: int, message: Any) -> bytes:
+    return b"" if message is None else message_field(field, message.SerializeToString())
+
+
+_variant_names: dict[str, bytes] = {}
+
+
+def view_bytes(view: SeatView) -> bytes:
+    """The encoding of `convert.view_to_proto(view)`."""
+    variant = _variant_names.get(view.variant)
+    if variant is None:
+        variant = _variant_names[view.variant] = string_field(1, view.variant)
+    parts = [
+        variant,
+        int_field(2, view.seat),
+        int_field(3, view.team),
+        _packed(4, view.team_of),
+        int_field(5, view.game_number),
+        int_field(6, view.hand_number),
+        int_field(7, view.dealer),
+        int_field(8, view.mano),
+        _packed(9, view.scores),
+        _packed(10, view.games_won),
+        int_field(11, view.target),
+        *map(convert._in_hand, view.hand),  # field 12, each card with its key
+        int_field(13, view.hand_size),
+    ]
+    if view.partner_cards:
+        parts.append(_messages(14, convert._seat_cards_to_proto(view.partner_cards)))
+    parts += [
+        *map(convert._in_tricks, view.tricks),  # 15
+        *map(convert._in_current_trick, view.current_trick),  # 16
+        *map(convert._in_moves, view.moves),  # 17
+        int_field(18, view.hand_value),
+    ]
+    if view.pending is not None:
+        parts.append(_rare(19, convert._pending_to_proto(view.pending)))
+    if view.envido is not None:
+        parts.append(_rare(20, convert.envido_to_proto(view.envido)))
+    parts += [
+        _packed(21, view.folded),
+        _optional(22, view.hand_of_ten),
+        int_field(23, int(view.iron_hand)),
+    ]
+    if view.awards:
+        parts.append(_messages(24, map(convert.award_to_proto, view.awards)))
+    parts += [
+        _optional(25, view.to_act),
+        *map(convert._in_legal_actions, view.legal_actions),  # 26
+        int_field(27, view.side),
+        _packed(28, view.side_of),
+        _optional(29, view.gallo),
+    ]
+    if view.discard is not None:
+        parts.append(_rare(30, convert.card_to_proto(view.discard)))
+    if view.flor:
+        parts.append(_messages(31, map(convert.flor_to_proto, view.flor)))
+    if view.duel is not None:
+        parts.append(_rare(32, convert.duel_to_proto(view.duel)))
+    if view.duels:
+        parts.append(_messages(33, map(convert.duel_summary_to_proto, view.duels)))
+    if view.signals:
+        parts.append(_messages(34, map(convert._seen_to_proto, view.signals)))
+    return b"".join(parts)
+
+
+def decision_address(match_id: str, seat: int) -> bytes:
+    """Fields 2 and 3 of a `DecisionRequest` (match_id, seat): the same for every request to
+    a seat, so a link encodes them once."""
+    return string_field(2, match_id) + int_field(3, seat)
+
+
+def event_address(match_id: str, seat: int) -> bytes:
+    """Fields 1 and 2 of a `GameEvent` or `HandEnded` (match_id, seat), likewise."""
+    return string_field(1, match_id) + int_field(2, seat)
+
+
+def decision_message(
+    address: bytes,
+    request_id: str,
+    view: SeatView,
+    legal_actions: Iterable[Action],
+    deadline_unix_ms: int,
+    time_left_ms: int,
+) -> bytes:
+    """A `ServerMessage` holding the `DecisionRequest`; `address` from `decision_address`."""
+    body = b"".join(
+        [
+            string_field(1, request_id),
+            address,
+            message_field(4, view_bytes(view)),
+            *map(convert._in_decision_legal_actions, legal_actions),  # 5
+            int_field(6, deadline_unix_ms),
+            int_field(7, time_left_ms),
+        ]
+    )
+    return _LEN[3] + varint(len(body)) + body
+
+
+def event_message(address: bytes, body: Any, match_id: str, seat: int) -> bytes:
+    """A `ServerMessage` telling a seat about an engine event (`convert.event_to_proto`);
+    `address` from `event_address(match_id, seat)`."""
+    if isinstance(body, HandEndEvent):
+        data = address + convert._hand_ended(body.summary)
+        return _LEN[5] + varint(len(data)) + data
+    if isinstance(body, MatchEndEvent):  # once a match: the message as convert builds it
+        return serialize(convert.event_to_proto(body, match_id=match_id, seat=seat))
+    data = address + convert._game_event(body)
+    return _LEN[4] + varint(len(data)) + data
+
+
+def serialize(message: Any) -> bytes:
+    """A `ServerMessage` (or its bytes already) as bytes: the route's response serializer."""
+    if type(message) is bytes:
+        return message
+    data: bytes = message.SerializeToString()
+    return data
+
+
+_BATCH_ITEM = _LEN[1]  # Batch.messages = 1
+
+
+def batch(messages: list[Any]) -> bytes:
+    """Several server messages (protobuf messages or their bytes) as one `ServerMessage`
+    holding a `Batch`, for bots whose hello set accepts_batches."""
+    parts = []
+    for message in messages:
+        data = message if type(message) is bytes else message.SerializeToString()
+        parts += [_BATCH_ITEM, varint(len(data)), data]
+    body = b"".join(parts)
+    return _LEN[8] + varint(len(body)) + body
+
+
+def parse(message: Any) -> Any:
+    """A `ServerMessage` from either form (for tests and tools that look inside)."""
+    if type(message) is bytes:
+        return pb.ServerMessage.FromString(message)
+    return message

@@ -1,0 +1,160 @@
+"""The referee's floor in instructions per decision, counted with callgrind: exact under any
+load, where `referee_path`'s ``floor µs`` moves by tens of µs with whatever else runs.
+
+The floor is the referee's own work with no wire (as `referee_path.measure_floor`): `run_match`
+with the rules engine, a real `RemoteSeatLink` per seat building every message and serializing
+it (a connection that keeps nothing and answers each request at once with the first legal
+action), and the decision lines written to a real JSON-lines file. The same seeded matches
+(argentine-1v1, seeds 0 to ``BENCH_CALLGRIND_MATCHES`` - 1, default 20) run under ``valgrind
+--tool=callgrind`` for each build, and again with no match (start-up and imports); the
+difference over the decisions played is the floor's instructions per decision.
+
+Builds: ``base`` (`rules_speed.BASELINE`, issue 14's "today", Python sources), ``start``
+(``BENCH_START``, default 7c4040b: the previous state of this work, Python sources), ``pure``
+(this checkout, ``ARENA_PURE_RULES=1``) and ``mypyc`` (this checkout's compiled engine). Run
+as a script, this file plays the matches on whatever `arena` its ``PYTHONPATH`` holds.
+
+    python -m bench floor_instructions
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+VARIANT = "argentine-1v1"
+START = "7c4040b"
+
+
+class _Answered:
+    __slots__ = ("received_at", "sent_at")
+
+    def __init__(self) -> None:
+        self.sent_at = self.received_at = time.monotonic()
+
+    def unread_since(self) -> float | None:
+        return None
+
+    async def wait(self) -> Any:
+        from arena.referee import Answer
+
+        return Answer(action_index=0)
+
+    def abandon(self) -> None:
+        pass
+
+
+class _WireFree:
+    """What `RemoteSeatLink` uses of a connection: messages serialized, then dropped."""
+
+    hub = None
+    token = ""
+    close_reason = ""
+    bot_name = "bench"
+
+    def __init__(self) -> None:
+        self.bytes = 0
+
+    def send(self, message: Any) -> None:
+        self.bytes += len(message if type(message) is bytes else message.SerializeToString())
+
+    def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
+        self.send(message)
+        return _Answered()
+
+    async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
+        self.send(message)
+        return await _Answered().wait()
+
+
+def _play(matches: int) -> tuple[int, str]:
+    """Play `matches` seeded matches through the real links; (decisions, engine)."""
+    import trio
+
+    import arena.rules
+    from arena import logging as arena_logging
+    from arena.referee import run_match
+    from arena.rpc.server import RemoteSeatLink
+    from arena.rules import Match
+
+    async def main() -> int:
+        decisions = 0
+        for number in range(matches):
+            match_id = f"floor:{number}"
+            links: list[Any] = [
+                RemoteSeatLink(_WireFree(), match_id, seat, "bench", False)  # type: ignore[arg-type]
+                for seat in (0, 1)
+            ]
+            report = await run_match(match_id, Match(VARIANT, seed=number), links)
+            decisions += len(report.decisions)
+        return decisions
+
+    with tempfile.TemporaryDirectory(prefix="bench-floor-") as folder:
+        arena_logging.configure(path=Path(folder) / "referee.jsonl")
+        decisions = trio.run(main)
+        arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115  (flushes the file)
+    return decisions, getattr(arena.rules, "ENGINE", "python")
+
+
+def _count(root: Path, pure: bool, matches: int) -> tuple[int, int, str]:
+    """(instructions, decisions, engine) of `matches` matches under callgrind."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    env.pop("ARENA_PURE_RULES", None)
+    if pure:
+        env["ARENA_PURE_RULES"] = "1"
+    done = subprocess.run(
+        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+         sys.executable, __file__, str(matches)],
+        env=env, capture_output=True, text=True, check=True, timeout=3600,
+    )
+    from bench.rules_instructions import _COLLECTED
+
+    found = _COLLECTED.search(done.stderr)
+    if found is None:
+        raise RuntimeError(f"no instruction count from callgrind: {done.stderr[-500:]}")
+    decisions, engine = done.stdout.split()[-2:]
+    return int(found[1]), int(decisions), engine
+
+
+def part(_seconds: float) -> list[dict[str, object]]:
+    """One row per build: instructions per decision, and base's count over it."""
+    if shutil.which("valgrind") is None:
+        return [{"build": "-", "note": "valgrind is not installed: no instruction counts"}]
+    from bench import rules_speed
+
+    matches = int(os.environ.get("BENCH_CALLGRIND_MATCHES", "20"))
+    rows: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="arena-bench-floor-") as tmp:
+        builds: dict[str, tuple[Path | None, bool]] = {
+            "base": (rules_speed.export_baseline(
+                os.environ.get("BENCH_BASELINE", rules_speed.BASELINE), Path(tmp, "base")), True),
+            "start": (rules_speed.export_baseline(
+                os.environ.get("BENCH_START", START), Path(tmp, "start")), True),
+            "pure": (rules_speed.ROOT, True),
+            "mypyc": (rules_speed.ROOT, False),
+        }
+        base_per: float | None = None
+        for name, (root, pure) in builds.items():
+            if root is None:
+                rows.append({"build": name, "note": "commit not found"})
+                continue
+            played, decisions, engine = _count(root, pure, matches)
+            start_up, _, _ = _count(root, pure, 0)
+            per = (played - start_up) / decisions
+            if name == "base":
+                base_per = per
+            ratio = round(base_per / per, 2) if base_per else "n/a"
+            rows.append({"build": name, "engine": engine, "decisions": decisions,
+                         "Ir/decision": round(per), "base/this": ratio})
+    return rows
+
+
+if __name__ == "__main__":
+    played, engine = _play(int(sys.argv[1]))
+    print(played, engine)
