@@ -23,7 +23,9 @@ import resource
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from collections import defaultdict
 from pathlib import Path
 
 import trio
@@ -71,11 +73,96 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SAMPLE_S = 0.05
+
+
+class CpuSplit:
+    """Where the CPU goes while a row plays: a thread that reads /proc every `SAMPLE_S` for
+    every descendant of this process and keeps each one's newest CPU time (utime + stime),
+    by kind: ``coordinator`` (this process, less this thread's own reading), ``worker``
+    (`arena.tournament.worker` processes), ``sandbox`` (bwrap), ``adapter`` (the `arena
+    stdio` adapter of a stdio bot) and ``bot`` (the bots themselves). A process that exits
+    loses at most its last `SAMPLE_S` of CPU (a bot is idle then: its match has ended)."""
+
+    def __init__(self) -> None:
+        self.me = os.getpid()
+        self.seen: dict[int, tuple[str, float]] = {}  # pid -> (kind, its CPU seconds)
+        self.start: dict[int, float] = {}  # CPU seconds at the start (processes alive then)
+        self.own = 0.0  # this thread's CPU (spent reading /proc)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="cpu-split", daemon=True)
+
+    @staticmethod
+    def _stat(pid: int) -> tuple[int, float] | None:
+        try:
+            text = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            return None
+        fields = text[text.rindex(")") + 2:].split()
+        return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+    @staticmethod
+    def _kind(pid: int) -> str:
+        try:
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return "bot"
+        line = b" ".join(argv)
+        if b"arena.tournament.worker" in line:
+            return "worker"
+        if argv and argv[0].endswith(b"bwrap"):
+            return "sandbox"
+        if b"arena.stdio" in line or b"arena stdio" in line or b"bin/arena" in line:
+            return "adapter"
+        return "bot"
+
+    def look(self) -> None:
+        stats: dict[int, tuple[int, float]] = {}
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit() and (got := self._stat(int(entry.name))) is not None:
+                stats[int(entry.name)] = got
+        for pid, (_ppid, cpu) in stats.items():
+            ancestor, hops = pid, 0
+            while ancestor not in (self.me, 0, 1) and ancestor in stats and hops < 64:
+                ancestor, hops = stats[ancestor][0], hops + 1
+            if ancestor != self.me:
+                continue
+            kind = "coordinator" if pid == self.me else (
+                self.seen[pid][0] if pid in self.seen else self._kind(pid))
+            self.seen[pid] = (kind, cpu)
+
+    def _run(self) -> None:
+        began = time.thread_time()
+        while not self._stop.wait(SAMPLE_S):
+            self.look()
+        self.own = time.thread_time() - began
+
+    def __enter__(self) -> CpuSplit:
+        self.look()
+        self.start = {pid: cpu for pid, (_kind, cpu) in self.seen.items()}
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.look()
+
+    def seconds(self) -> dict[str, float]:
+        """CPU seconds spent during the row, by kind."""
+        spent: dict[str, float] = defaultdict(float)
+        for pid, (kind, cpu) in self.seen.items():
+            spent[kind] += cpu - self.start.get(pid, 0.0)
+        spent["coordinator"] -= self.own
+        return dict(spent)
+
+
 def measure(
     executor: Executor, matches: int, bot: list[str]
-) -> tuple[int, int, float, float]:
-    """(decisions stored, matches not ended normally, wall seconds, CPU seconds) of one
-    tournament of `matches` matches."""
+) -> tuple[int, int, float, float, dict[str, float]]:
+    """(decisions stored, matches not ended normally, wall seconds, CPU seconds, CPU seconds
+    by kind of process) of one tournament of `matches` matches."""
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
         folder = Path(tmp)
         config = load_config(_config(folder, matches, bot))
@@ -91,12 +178,13 @@ def measure(
         runner.on_match_done = done
         began = time.perf_counter()
         cpu = _cpu()
-        trio.run(runner.run)
+        with CpuSplit() as split:
+            trio.run(runner.run)
         elapsed = time.perf_counter() - began
-        spent = _cpu() - cpu
+        spent = _cpu() - cpu - split.own
         runner.store.close()
         arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115 (closed by the next configure)
-        return decisions[0], decisions[1], elapsed, spent
+        return decisions[0], decisions[1], elapsed, spent, split.seconds()
 
 
 def part(seconds: float) -> list[dict[str, object]]:
@@ -110,8 +198,10 @@ def part(seconds: float) -> list[dict[str, object]]:
     one = 0.0
     for kind, workers, executor in plans:
         load = os.getloadavg()[0]
-        decisions, faulty, elapsed, cpu = measure(executor, matches, bot)
+        decisions, faulty, elapsed, cpu, kinds = measure(executor, matches, bot)
         rate = decisions / elapsed
+        per = {k: kinds.get(k, 0.0) / decisions * 1e6
+               for k in ("coordinator", "worker", "adapter", "bot", "sandbox")}
         if kind == "processes" and workers == 1:
             one = rate
         rows.append({
@@ -119,7 +209,10 @@ def part(seconds: float) -> list[dict[str, object]]:
             "matches": matches, "abnormal": faulty, "decisions": decisions,
             "seconds": round(elapsed, 2),
             "dec/s": rate, "matches/min": matches / elapsed * 60,
-            "cpu µs/dec": cpu / decisions * 1e6, "load": round(load, 1),
+            "cpu µs/dec": cpu / decisions * 1e6,
+            "coord µs": per["coordinator"], "worker µs": per["worker"],
+            "bot µs": per["bot"] + per["adapter"] + per["sandbox"],
+            "cores busy": cpu / elapsed, "load": round(load, 1),
         })
     for row in rows:
         rate = row["dec/s"]
