@@ -265,13 +265,14 @@ def test_ctrl_c_stops_the_workers_and_their_bots(tmp_path: Path) -> None:
 def test_spectators_see_each_worker_match_in_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With spectators (`runner.spectated`, as `--web` sets it), every move a worker applies
-    reaches a copy of the match in the coordinator's `runner.live`: each copy seen there
-    ends where the stored match ended (same record), and `live` is empty at the end."""
+    """With someone watching every match (`runner.demand`, as a gRPC watcher of all
+    matches or a spectator delay), every move a worker applies reaches a copy of the match
+    in the coordinator's `runner.live`: each copy seen there ends where the stored match
+    ended (same record), and `live` is empty at the end."""
     config = load_config(_config(tmp_path, "processes"))
     runner = TournamentRunner(config)
     runner.executor = ProcessExecutor(2)
-    runner.spectated = True
+    runner.demand.append(lambda: None)  # every match watched
     seen: dict[str, Match] = {}
     records: dict[str, Any] = {}
     runner.on_match_done = lambda pairing, report: records.__setitem__(pairing.match_id,
