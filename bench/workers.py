@@ -19,7 +19,6 @@ row started (other work on the machine). The bots run on the same cores as the r
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -37,19 +36,26 @@ from arena.tournament.executors import Executor, LocalExecutor, ProcessExecutor
 
 REPO = Path(__file__).resolve().parent.parent
 JS_BOT = REPO / "sample_bots" / "js_random" / "bot.js"
+C_BOT = REPO / "sample_bots" / "c_random" / "bot"
 PY_BOT = REPO / "tests" / "bots" / "first_legal.py"
 CONCURRENCY = 16
 
 
-def _bot() -> list[str]:
+def _bot() -> tuple[list[str], str]:
+    """The bots' command and protocol (`BENCH_WORKER_BOT`: python, js or c)."""
     choice = os.environ.get("BENCH_WORKER_BOT", "python")
     js_ready = shutil.which("node") and (JS_BOT.parent / "node_modules").is_dir()
     if choice == "js" and js_ready:
-        return ["node", str(JS_BOT)]
-    return [sys.executable, str(PY_BOT)]
+        return ["node", str(JS_BOT)], "grpc"
+    if choice == "c" and C_BOT.is_file():  # `make kits` builds it
+        return [str(C_BOT)], "stdio"
+    if choice != "python":
+        print(f"BENCH_WORKER_BOT={choice}: not available here, the python bot plays",
+              file=sys.stderr)
+    return [sys.executable, str(PY_BOT)], "grpc"
 
 
-def _config(folder: Path, matches: int, bot: list[str]) -> Path:
+def _config(folder: Path, matches: int, bot: list[str], protocol: str) -> Path:
     command = "[" + ", ".join(f'"{part}"' for part in bot) + "]"
     (folder / "bench.key").write_text("ab" * 32 + "\n", encoding="ascii")
     path = folder / "bench.toml"
@@ -58,19 +64,11 @@ def _config(folder: Path, matches: int, bot: list[str]) -> Path:
         f'variants = ["argentine-1v1"]\nconcurrency = {CONCURRENCY}\n'
         'secret_file = "bench.key"\n'
         "[time_control]\ndecision_ms = 5000\n"
-        f'[[bot]]\nname = "a"\ncommand = {command}\n'
-        f'[[bot]]\nname = "b"\ncommand = {command}\n',
+        f'[[bot]]\nname = "a"\ncommand = {command}\nprotocol = "{protocol}"\n'
+        f'[[bot]]\nname = "b"\ncommand = {command}\nprotocol = "{protocol}"\n',
         encoding="utf-8",
     )
     return path
-
-
-def _cpu() -> float:
-    """CPU seconds of this process and of every child process waited for (their own
-    children included)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
-        resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -159,16 +157,18 @@ class CpuSplit:
 
 
 def measure(
-    executor: Executor, matches: int, bot: list[str]
-) -> tuple[int, int, float, float, dict[str, float]]:
-    """(decisions stored, matches not ended normally, wall seconds, CPU seconds, CPU seconds
-    by kind of process) of one tournament of `matches` matches."""
+    executor: Executor, matches: int, bot: list[str], protocol: str
+) -> tuple[int, int, float, dict[str, float]]:
+    """(decisions stored, matches not ended normally, wall seconds, CPU seconds by kind of
+    process) of one tournament of `matches` matches."""
     with tempfile.TemporaryDirectory(prefix="bench-workers-") as tmp:
         folder = Path(tmp)
-        config = load_config(_config(folder, matches, bot))
+        config = load_config(_config(folder, matches, bot, protocol))
         arena_logging.configure(path=config.logs / "workers.jsonl")
         runner = TournamentRunner(config)
         runner.executor = executor
+        if os.environ.get("BENCH_WATCHED") == "1":  # as if someone watched every match
+            runner.demand.append(lambda: None)
         decisions = [0, 0]  # decisions, matches that did not end normally
 
         def done(_pairing: object, report: MatchReport) -> None:
@@ -177,19 +177,18 @@ def measure(
 
         runner.on_match_done = done
         began = time.perf_counter()
-        cpu = _cpu()
         with CpuSplit() as split:
             trio.run(runner.run)
         elapsed = time.perf_counter() - began
-        spent = _cpu() - cpu - split.own
         runner.store.close()
         arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115 (closed by the next configure)
-        return decisions[0], decisions[1], elapsed, spent, split.seconds()
+        return decisions[0], decisions[1], elapsed, split.seconds()
 
 
 def part(seconds: float) -> list[dict[str, object]]:
-    bot = _bot()
-    matches = max(8, int(seconds * 4))
+    bot, protocol = _bot()
+    # Every match at once (a multiple of `concurrency`): no row ends on a tail of a few.
+    matches = CONCURRENCY * max(1, round(seconds * 4 / CONCURRENCY))
     cores = os.cpu_count() or 1
     counts = sorted({1, 2, cores})
     plans: list[tuple[str, int, Executor]] = [("local", 0, LocalExecutor())]
@@ -198,20 +197,23 @@ def part(seconds: float) -> list[dict[str, object]]:
     one = 0.0
     for kind, workers, executor in plans:
         load = os.getloadavg()[0]
-        decisions, faulty, elapsed, cpu, kinds = measure(executor, matches, bot)
+        decisions, faulty, elapsed, kinds = measure(executor, matches, bot, protocol)
         rate = decisions / elapsed
-        per = {k: kinds.get(k, 0.0) / decisions * 1e6
-               for k in ("coordinator", "worker", "adapter", "bot", "sandbox")}
         if kind == "processes" and workers == 1:
             one = rate
+        cpu = sum(kinds.values())
+        referee = kinds.get("coordinator", 0.0) + kinds.get("worker", 0.0)
+        bots = cpu - referee
         rows.append({
-            "executor": kind, "workers": workers or "-", "bot": Path(bot[-1]).name,
+            "executor": kind, "workers": workers or "-",
+            "bot": Path(bot[-1]).name + (" (stdio)" if protocol == "stdio" else ""),
             "matches": matches, "abnormal": faulty, "decisions": decisions,
-            "seconds": round(elapsed, 2),
-            "dec/s": rate, "matches/min": matches / elapsed * 60,
+            "seconds": round(elapsed, 2), "dec/s": rate, "matches/min": matches / elapsed * 60,
             "cpu µs/dec": cpu / decisions * 1e6,
-            "coord µs": per["coordinator"], "worker µs": per["worker"],
-            "bot µs": per["bot"] + per["adapter"] + per["sandbox"],
+            "coord µs": kinds.get("coordinator", 0.0) / decisions * 1e6,
+            "worker µs": kinds.get("worker", 0.0) / decisions * 1e6,
+            "bot µs": bots / decisions * 1e6,
+            "bot s/start": bots / (2 * matches),
             "cores busy": cpu / elapsed, "load": round(load, 1),
         })
     for row in rows:
