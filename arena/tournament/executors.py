@@ -52,6 +52,13 @@ MAX_RERUNS = 3
 AUTO_MIN_MATCHES = 4
 """`auto` starts worker processes only for at least this many matches between launched bots
 (below, their start-up costs more than the cores give)."""
+AUTO_MIN_CORES = 4
+"""... and only on a machine with at least this many cores. Launched bots run on the same
+cores as the referees and cost more CPU per decision than the referee itself (`python -m
+bench workers`: the SDK's first-legal bot 2-2.5x the referee's CPU, its start-up included;
+the JavaScript and stdio sample bots, whose matches are shorter, 5-10x), so one referee
+process needs at most a third of the machine: on 2 or 3 cores it is never what everything
+waits for, and worker processes only add their own cost (frames, a second server)."""
 
 
 class ExecutorError(ArenaError):
@@ -89,8 +96,9 @@ class LocalExecutor:
 
 def choose_executor(config: TournamentConfig, matches: int, cpus: int | None = None) -> Executor:
     """The executor of `config`'s `[executor]` for a run of `matches` matches. `auto`:
-    `processes` with one worker per core when there is more than one core and the schedule
-    has at least `AUTO_MIN_MATCHES` matches (between launched bots: with fewer, local)."""
+    `processes` with one worker per core (`workers`, if given; never more than the matches
+    played at once) when the machine has at least `AUTO_MIN_CORES` cores and the schedule
+    has at least `AUTO_MIN_MATCHES` matches between launched bots; `local` otherwise."""
     spec = config.executor
     cpus = cores() if cpus is None else cpus
     workers = spec.workers or cpus
@@ -106,8 +114,10 @@ def choose_executor(config: TournamentConfig, matches: int, cpus: int | None = N
     pairs_of_launched = len(launched) >= 2 and (
         config.format != "gauntlet" or any(b.name == config.challenger for b in launched)
     )
-    if workers > 1 and pairs_of_launched and matches >= AUTO_MIN_MATCHES:
-        return ProcessExecutor(min(workers, matches))
+    workers = min(workers, matches, config.concurrency)
+    if cpus >= AUTO_MIN_CORES and workers > 1 and pairs_of_launched and (
+            matches >= AUTO_MIN_MATCHES):
+        return ProcessExecutor(workers)
     return LocalExecutor()
 
 
