@@ -55,8 +55,8 @@ AUTO_MIN_MATCHES = 4
 AUTO_MIN_CORES = 4
 """... and only on a machine with at least this many cores. Launched bots run on the same
 cores as the referees and cost more CPU per decision than the referee itself (`python -m
-bench workers`: the SDK's first-legal bot 2-2.5x the referee's CPU, its start-up included;
-the JavaScript and stdio sample bots, whose matches are shorter, 5-10x), so one referee
+bench workers`: the SDK's first-legal bot 2-3x the referee's CPU, its start-up included;
+the JavaScript and stdio sample bots, whose matches are shorter, 7-12x), so one referee
 process needs at most a third of the machine: on 2 or 3 cores it is never what everything
 waits for, and worker processes only add their own cost (frames, a second server)."""
 
