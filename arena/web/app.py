@@ -214,6 +214,8 @@ def create_app(
                     await anyio.sleep(spectate.SAMPLE_S)
             finally:
                 watch.viewers[match_id] -= 1
+                if watch.viewers[match_id] <= 0:
+                    del watch.viewers[match_id]
 
         return StreamingResponse(feed(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})

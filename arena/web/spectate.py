@@ -62,7 +62,7 @@ class Spectators:
         state is kept for whoever opens a page later)."""
         if self.delay_s > 0:
             return None
-        return {match_id for match_id, count in self.viewers.items() if count > 0}
+        return {match_id for match_id, count in list(self.viewers.items()) if count > 0}
 
     def sample(self) -> None:
         """Record the current public state of every live match (when it changed)."""
