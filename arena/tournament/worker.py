@@ -249,12 +249,11 @@ async def serve(inbound: trio.abc.ReceiveStream, outbound: trio.abc.SendStream) 
 
 
 def _log_cpu() -> None:
-    """One `worker_cpu` line at the end: this process's CPU seconds and its bots'."""
+    """One `worker_cpu` line at the end: this process's own CPU seconds (its bots' are not
+    all counted by the kernel: a sandbox killed at a match's end never waits for its bot)."""
     me = resource.getrusage(resource.RUSAGE_SELF)
-    bots = resource.getrusage(resource.RUSAGE_CHILDREN)
     structlog.get_logger("arena.worker").info(
-        "worker_cpu", pid=os.getpid(), cpu_s=round(me.ru_utime + me.ru_stime, 3),
-        bots_cpu_s=round(bots.ru_utime + bots.ru_stime, 3))
+        "worker_cpu", pid=os.getpid(), cpu_s=round(me.ru_utime + me.ru_stime, 3))
 
 
 def referee_batch(config: TournamentConfig, pairings: Sequence[Pairing]) -> list[StoreJob]:
