@@ -228,3 +228,39 @@ def test_a_web_live_page_is_a_watcher(tmp_path: Path) -> None:
     where = [(state["game"], state["hand_number"]) for state in states]
     assert where == sorted(where), where
     assert where[-1] > where[0], f"the table never moved on from the deal: {where}"
+
+
+def test_a_copy_that_cannot_follow_stops_where_it_was_and_says_so() -> None:
+    """The coordinator's copy of a worker match (for spectators only) given moves it cannot
+    follow — a batch that starts past what it has, or a move its engine refuses — stays at
+    its last good table, logs one `spectator_copy_stuck` line, and ignores what comes
+    after; nothing is raised into the executor (the match is the worker's)."""
+    from structlog.testing import capture_logs
+
+    from arena.rules import Match
+    from arena.tournament.executors import _Copy, _Pool
+
+    played = Match("argentine-1v1", {}, seed=5)
+    moves = []
+    for _ in range(6):
+        action = played.legal_actions()[0]
+        played.apply(action)
+        moves.append((action, None))
+    gap = _Copy(Match("argentine-1v1", {}, seed=5))
+    _Pool._apply(gap, 0, moves[:2])
+    with capture_logs() as logs:
+        _Pool._apply(gap, 4, moves[4:])  # moves 2 and 3 never came
+        _Pool._apply(gap, 2, moves[2:])  # too late: it is stuck
+    assert gap.applied == 2
+    assert gap.stuck
+    two = Match("argentine-1v1", {}, seed=5)
+    for action, _signal in moves[:2]:
+        two.apply(action)
+    assert gap.game.record() == two.record()
+    assert [e["event"] for e in logs] == ["spectator_copy_stuck"]
+    refused = _Copy(Match("argentine-1v1", {}, seed=6))  # another deal: other legal moves
+    with capture_logs() as logs:
+        _Pool._apply(refused, 0, moves)
+    assert refused.stuck
+    assert refused.applied < len(moves)
+    assert [e["event"] for e in logs] == ["spectator_copy_stuck"]

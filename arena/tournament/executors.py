@@ -143,6 +143,7 @@ class _Copy:
     applied: int = 0
     watched: bool = False
     ended: bool = False  # the worker's match has left its live map
+    stuck: bool = False  # it could not follow (see `_Pool._apply`)
 
 
 class _Worker:
@@ -277,8 +278,8 @@ class _Pool:
             if copy is not None and slot.job is not None and self._wanted(pairing.match_id):
                 # Watched as it ended, but its worker had not been told yet: the rest of
                 # its moves come from the report, so spectators see its true end.
-                for decision in slot.job.report.decisions[copy.applied:]:
-                    copy.game.apply(decision.action, decision.signal)
+                decisions = slot.job.report.decisions[copy.applied:]
+                self._apply(copy, copy.applied, [(d.action, d.signal) for d in decisions])
             self.runner.live.pop(pairing.match_id, None)
         if slot.died:
             raise WorkerDied(slot.died)
@@ -312,11 +313,26 @@ class _Pool:
         for match_id, first, moves in batch:
             self.received["move"] += len(moves)
             copy = worker.copies.get(match_id)
-            if copy is None:
-                continue
-            for action, signal in moves[copy.applied - first:]:
+            if copy is not None:
+                self._apply(copy, first, moves)
+
+    @staticmethod
+    def _apply(copy: _Copy, first: int, moves: list[Any]) -> None:
+        """Apply `moves` (the match's from index `first` on) to `copy`, those it lacks. A
+        copy that cannot follow (a gap, a move its engine refuses) stays where it is, for
+        spectators only: the match itself is the worker's, and it goes on."""
+        if copy.stuck:
+            return
+        error = f"a gap: moves from {first} on" if first > copy.applied else ""
+        try:
+            for action, signal in [] if error else moves[copy.applied - first:]:
                 copy.game.apply(action, signal)
-            copy.applied = max(copy.applied, first + len(moves))
+                copy.applied += 1
+        except Exception as exc:  # logged: spectators only
+            error = repr(exc)
+        if error:  # logged once; spectators see this match stop where it was
+            copy.stuck = True
+            log.warning("spectator_copy_stuck", error=error, applied=copy.applied)
 
     def _live(self, worker: _Worker, match_id: str, started: bool, moves: int = 0) -> None:
         """A match entered or left the worker's live map (after `moves` moves): so does its
@@ -329,7 +345,7 @@ class _Pool:
             copy = worker.copies.get(match_id)
             if copy is not None:
                 copy.ended = True
-                if copy.applied >= moves or not self._wanted(match_id):
+                if copy.applied >= moves or copy.stuck or not self._wanted(match_id):
                     worker.copies.pop(match_id)
                     self.runner.live.pop(match_id, None)
             return
