@@ -8,10 +8,11 @@ default options (three chicos to 30), 16 matches all at once (`concurrency` = 16
 BENCH_SECONDS above 5, always a multiple of 16, so that no row ends on a tail of a few), bots
 chosen by `BENCH_WORKER_BOT`: ``python`` (the default: tests/bots/first_legal.py on the SDK,
 whose matches are long, ~670 decisions, so the bots' start-up weighs least), ``js`` (the
-JavaScript random sample bot) or ``c`` (the C random sample bot over the stdio door, through
-its Python adapter; `make kits` builds it). Nobody watches (`BENCH_WATCHED=1`: as if someone
-watched every match, so the workers send every move). `BENCH_ROUNDS` rounds, alternating the
-rows, the fastest of each kept.
+JavaScript random sample bot), ``js-first`` (the same bot playing the first legal action:
+bench/bots/js_first_legal.js, long matches) or ``c`` (the C random sample bot over the
+stdio door, through its Python adapter; `make kits` builds it). Nobody watches
+(`BENCH_WATCHED=1`: as if someone watched every match, so the workers send every move).
+`BENCH_ROUNDS` rounds, alternating the rows, the fastest of each kept.
 
 Columns: ``dec/s`` decisions stored over the wall time of the run; ``abnormal`` matches that
 did not end normally; ``cpu µs/dec`` the CPU of every process of the run per decision, read
@@ -46,6 +47,7 @@ from arena.tournament.executors import Executor, LocalExecutor, ProcessExecutor
 
 REPO = Path(__file__).resolve().parent.parent
 JS_BOT = REPO / "sample_bots" / "js_random" / "bot.js"
+JS_FIRST = REPO / "bench" / "bots" / "js_first_legal.js"
 C_BOT = REPO / "sample_bots" / "c_random" / "bot"
 PY_BOT = REPO / "tests" / "bots" / "first_legal.py"
 CONCURRENCY = 16
@@ -57,6 +59,8 @@ def _bot() -> tuple[list[str], str]:
     js_ready = shutil.which("node") and (JS_BOT.parent / "node_modules").is_dir()
     if choice == "js" and js_ready:
         return ["node", str(JS_BOT)], "grpc"
+    if choice == "js-first" and js_ready:
+        return ["node", str(JS_FIRST)], "grpc"
     if choice == "c" and C_BOT.is_file():  # `make kits` builds it
         return [str(C_BOT)], "stdio"
     if choice != "python":
@@ -75,7 +79,9 @@ def _config(folder: Path, matches: int, bot: list[str], protocol: str) -> Path:
         'secret_file = "bench.key"\n'
         "[time_control]\ndecision_ms = 5000\n"
         f'[[bot]]\nname = "a"\ncommand = {command}\nprotocol = "{protocol}"\n'
-        f'[[bot]]\nname = "b"\ncommand = {command}\nprotocol = "{protocol}"\n',
+        f'dir = "{REPO}"\n'  # js-first requires the sample bot from the repository
+        f'[[bot]]\nname = "b"\ncommand = {command}\nprotocol = "{protocol}"\n'
+        f'dir = "{REPO}"\n',
         encoding="utf-8",
     )
     return path
