@@ -268,6 +268,7 @@ def _run(
 
         assert web is not None
         watch = Spectators(lambda: runner.live, config.spectator_delay_s)
+        runner.demand.append(watch.wanted)  # worker matches' moves while a page shows them
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
             err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")

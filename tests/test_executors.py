@@ -265,13 +265,14 @@ def test_ctrl_c_stops_the_workers_and_their_bots(tmp_path: Path) -> None:
 def test_spectators_see_each_worker_match_in_step(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With spectators (`runner.spectated`, as `--web` sets it), every move a worker applies
-    reaches a copy of the match in the coordinator's `runner.live`: each copy seen there
-    ends where the stored match ended (same record), and `live` is empty at the end."""
+    """With someone watching every match (`runner.demand`, as a gRPC watcher of all
+    matches or a spectator delay), every move a worker applies reaches a copy of the match
+    in the coordinator's `runner.live`: each copy seen there ends where the stored match
+    ended (same record), and `live` is empty at the end."""
     config = load_config(_config(tmp_path, "processes"))
     runner = TournamentRunner(config)
     runner.executor = ProcessExecutor(2)
-    runner.spectated = True
+    runner.demand.append(lambda: None)  # every match watched
     seen: dict[str, Match] = {}
     records: dict[str, Any] = {}
     runner.on_match_done = lambda pairing, report: records.__setitem__(pairing.match_id,
@@ -324,21 +325,27 @@ def test_a_bad_executor_table_is_one_line_naming_the_field(
     assert "\n" not in str(caught.value)
 
 
-def test_auto_is_one_worker_per_core_when_launched_bots_have_matches() -> None:
-    """`kind = "auto"` (the default): worker processes, one per core, when there is more
-    than one core and enough matches between launched bots; otherwise (one core, a handful
-    of matches, only remote bots) this process."""
+def test_auto_is_one_worker_per_core_from_four_cores_when_launched_bots_have_matches(
+) -> None:
+    """`kind = "auto"` (the default): worker processes, one per core (at most one per match
+    played at once), on a machine of at least four cores when there are enough matches
+    between launched bots; otherwise (two or three cores, where the bots need more of the
+    CPU than the one referee, a handful of matches, only remote bots) this process."""
     launched = parse_config(_raw({}))
     chosen = choose_executor(launched, matches=40, cpus=4)
     assert isinstance(chosen, ProcessExecutor)
     assert chosen.workers == 4
     assert isinstance(choose_executor(launched, matches=40, cpus=1), LocalExecutor)
+    assert isinstance(choose_executor(launched, matches=40, cpus=2), LocalExecutor)
+    assert isinstance(choose_executor(launched, matches=40, cpus=3), LocalExecutor)
     assert isinstance(choose_executor(launched, matches=2, cpus=4), LocalExecutor)
+    few_at_once = parse_config({**_raw({}), "tournament": {"name": "t", "concurrency": 2}})
+    assert choose_executor(few_at_once, matches=40, cpus=8).workers == 2  # type: ignore[attr-defined]
     remote = parse_config({"tournament": {"name": "t"}, "bot": [
         {"name": "a", "token": "x"}, {"name": "b", "token": "y"}]})
     assert isinstance(choose_executor(remote, matches=40, cpus=4), LocalExecutor)
     fixed = parse_config(_raw({"kind": "processes", "workers": 3}))
-    assert isinstance(choose_executor(fixed, matches=40, cpus=8), ProcessExecutor)
+    assert isinstance(choose_executor(fixed, matches=40, cpus=2), ProcessExecutor)
     assert choose_executor(fixed, matches=40, cpus=8).workers == 3  # type: ignore[attr-defined]
     assert choose_executor(fixed, matches=2, cpus=8).workers == 2  # type: ignore[attr-defined]
 

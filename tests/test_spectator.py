@@ -62,6 +62,7 @@ def _config(tmp_path: Path, name: str, *, games: int, ponder_ms: int, delay_s: f
         "time_control": {"decision_ms": 3000},
         "options": {v: SHORT for v in variants if v.startswith("argentine")},
         "spectators": spectators,
+        "executor": {"kind": "processes"},  # worker matches, seen through the coordinator
         "bot": [
             {"name": "ponder", "command": ["python", str(TEST_BOTS / "pondering.py"),
                                            str(ponder_ms)]},

@@ -264,6 +264,14 @@ class SpectatorFeed:
             self._watchers.add(watcher)
         return watcher
 
+    def wanted(self) -> set[str] | None:
+        """The matches someone watches now; None for every match (a watcher of all, or a
+        delay: then every table is noted for whoever watches later)."""
+        with self._lock:
+            if self.delay_s > 0 or any(not w.match_id for w in self._watchers):
+                return None
+            return {w.match_id for w in self._watchers}
+
     @property
     def watching(self) -> int:
         """How many watchers are subscribed now."""

@@ -137,8 +137,8 @@ EXECUTORS = ("auto", "local", "processes", "ray")
 class ExecutorSpec:
     """Where matches run ([executor]): `kind` "local" (this process), "processes" (`workers`
     referee processes, 0: one per core), "ray" (tasks on the Ray cluster at `address`), or
-    "auto" (processes when there is more than one core and a match between launched bots,
-    else local)."""
+    "auto" (processes on a machine of at least 4 cores with matches between launched bots,
+    else local: `arena.tournament.executors.choose_executor`)."""
 
     kind: str = "auto"
     workers: int = 0

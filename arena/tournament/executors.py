@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,11 +45,20 @@ Play = Callable[[Pairing], Awaitable[MatchReport]]
 
 STOP_GRACE_S = 10.0
 """How long stopped workers get to stop their bots and exit before they are killed."""
+STEER_S = 0.05
+"""How often the coordinator tells its workers which matches someone watches now."""
 MAX_RERUNS = 3
 """A match whose worker died is played again at most this many times (then the run stops)."""
 AUTO_MIN_MATCHES = 4
 """`auto` starts worker processes only for at least this many matches between launched bots
 (below, their start-up costs more than the cores give)."""
+AUTO_MIN_CORES = 4
+"""... and only on a machine with at least this many cores. Launched bots run on the same
+cores as the referees and cost more CPU per decision than the referee itself (`python -m
+bench workers`: the SDK's first-legal bot 2-3x the referee's CPU, its start-up included;
+the JavaScript and stdio sample bots, whose matches are shorter, 7-12x), so one referee
+process needs at most a third of the machine: on 2 or 3 cores it is never what everything
+waits for, and worker processes only add their own cost (frames, a second server)."""
 
 
 class ExecutorError(ArenaError):
@@ -86,8 +96,9 @@ class LocalExecutor:
 
 def choose_executor(config: TournamentConfig, matches: int, cpus: int | None = None) -> Executor:
     """The executor of `config`'s `[executor]` for a run of `matches` matches. `auto`:
-    `processes` with one worker per core when there is more than one core and the schedule
-    has at least `AUTO_MIN_MATCHES` matches (between launched bots: with fewer, local)."""
+    `processes` with one worker per core (`workers`, if given; never more than the matches
+    played at once) when the machine has at least `AUTO_MIN_CORES` cores and the schedule
+    has at least `AUTO_MIN_MATCHES` matches between launched bots; `local` otherwise."""
     spec = config.executor
     cpus = cores() if cpus is None else cpus
     workers = spec.workers or cpus
@@ -103,8 +114,10 @@ def choose_executor(config: TournamentConfig, matches: int, cpus: int | None = N
     pairs_of_launched = len(launched) >= 2 and (
         config.format != "gauntlet" or any(b.name == config.challenger for b in launched)
     )
-    if workers > 1 and pairs_of_launched and matches >= AUTO_MIN_MATCHES:
-        return ProcessExecutor(min(workers, matches))
+    workers = min(workers, matches, config.concurrency)
+    if cpus >= AUTO_MIN_CORES and workers > 1 and pairs_of_launched and (
+            matches >= AUTO_MIN_MATCHES):
+        return ProcessExecutor(workers)
     return LocalExecutor()
 
 
@@ -121,6 +134,18 @@ class _Pending:
     died: str = ""  # the worker exited (why)
 
 
+@dataclass(eq=False)
+class _Copy:
+    """The coordinator's copy of a match a worker plays (in `runner.live`, for spectators):
+    how many of its moves it has applied, and whether its worker sends them (watched)."""
+
+    game: Match
+    applied: int = 0
+    watched: bool = False
+    ended: bool = False  # the worker's match has left its live map
+    stuck: bool = False  # it could not follow (see `_Pool._apply`)
+
+
 class _Worker:
     """One worker process and the matches it is playing."""
 
@@ -128,6 +153,7 @@ class _Worker:
         self.index = index
         self.process = process
         self.pending: dict[str, _Pending] = {}
+        self.copies: dict[str, _Copy] = {}  # its live matches, as the coordinator follows them
         self.alive = True
         self.send_lock = trio.StrictFIFOLock()
         self.lag = 0.0  # its last reported lag (seconds)
@@ -148,10 +174,12 @@ class ProcessExecutor:
         if workers < 1:
             raise ConfigError(f"executor.workers: must be at least 1, got {workers}")
         self.workers = workers
+        # Frames received from the workers, by tag, and the moves they carried ("move").
+        self.received: Counter[str] = Counter()
 
     @asynccontextmanager
     async def running(self, runner: TournamentRunner) -> AsyncIterator[Play]:
-        pool = _Pool(runner, self.workers)
+        pool = _Pool(runner, self.workers, self.received)
         async with trio.open_nursery() as nursery:
             pool.nursery = nursery
             for _ in range(self.workers):
@@ -159,19 +187,22 @@ class ProcessExecutor:
             log.info("workers_started", workers=self.workers,
                      pids=[w.process.pid for w in pool.all])
             runner.workers_lag = lambda: max((w.lag for w in pool.alive), default=0.0)
+            nursery.start_soon(pool.steer)
             try:
                 yield pool.play
             finally:
                 runner.workers_lag = lambda: 0.0
                 with trio.CancelScope(shield=True):
                     await pool.stop()
+                log.info("workers_stopped", frames=dict(sorted(self.received.items())))
                 nursery.cancel_scope.cancel()
 
 
 class _Pool:
-    def __init__(self, runner: TournamentRunner, size: int) -> None:
+    def __init__(self, runner: TournamentRunner, size: int, received: Counter[str]) -> None:
         self.runner = runner
         self.size = size
+        self.received = received
         self.all: list[_Worker] = []
         self.nursery: trio.Nursery | None = None
         self.restarts_left = 2 * size + 2  # a worker that cannot start is not retried forever
@@ -192,7 +223,7 @@ class _Pool:
         worker = _Worker(index, process)
         self.all.append(worker)
         log_path = cfg.logs / f"{cfg.name}.worker-{index}.jsonl"
-        await worker.send(("setup", cfg, str(log_path), self.runner.spectated))
+        await worker.send(("setup", cfg, str(log_path)))
         self.nursery.start_soon(self._read, worker)
         return worker
 
@@ -243,6 +274,12 @@ class _Pool:
             await slot.done.wait()
         finally:
             worker.pending.pop(pairing.match_id, None)
+            copy = worker.copies.pop(pairing.match_id, None)
+            if copy is not None and slot.job is not None and self._wanted(pairing.match_id):
+                # Watched as it ended, but its worker had not been told yet: the rest of
+                # its moves come from the report, so spectators see its true end.
+                decisions = slot.job.report.decisions[copy.applied:]
+                self._apply(copy, copy.applied, [(d.action, d.signal) for d in decisions])
             self.runner.live.pop(pairing.match_id, None)
         if slot.died:
             raise WorkerDied(slot.died)
@@ -251,26 +288,71 @@ class _Pool:
                                 f"{worker.process.pid}:\n{slot.failure}")
         return slot.job
 
-    def _move(self, worker: _Worker, match_id: str, action: Any, signal: Any) -> None:
-        """A move the worker applied: applied to the coordinator's copy (`runner.live`)."""
-        slot = worker.pending.get(match_id)
-        if slot is None:
-            return
-        live = self.runner.live.get(match_id)
-        if live is not None:
-            live[1].apply(action, signal)
+    def _wanted(self, match_id: str) -> bool:
+        wanted = self.runner.watched()
+        return wanted is None or match_id in wanted
 
-    def _live(self, worker: _Worker, match_id: str, started: bool) -> None:
-        """A match entered or left the worker's live map: so does its copy here."""
+    async def steer(self) -> None:
+        """Every `STEER_S`, tell each worker which of its live matches someone watches now
+        (`runner.watched()`): it sends their moves, and only theirs."""
+        while True:
+            wanted = self.runner.watched()
+            for worker in self.alive:
+                for match_id, copy in list(worker.copies.items()):
+                    on = wanted is None or match_id in wanted
+                    if on != copy.watched and not copy.ended:
+                        copy.watched = on
+                        try:
+                            await worker.send(("watch", match_id, on))
+                        except (trio.BrokenResourceError, trio.ClosedResourceError):
+                            break  # it is gone: `_read` sees it end
+            await trio.sleep(STEER_S)
+
+    def _moves(self, worker: _Worker, batch: list[tuple[str, int, list[Any]]]) -> None:
+        """Moves the worker applied: applied to the coordinator's copies (`runner.live`)."""
+        for match_id, first, moves in batch:
+            self.received["move"] += len(moves)
+            copy = worker.copies.get(match_id)
+            if copy is not None:
+                self._apply(copy, first, moves)
+
+    @staticmethod
+    def _apply(copy: _Copy, first: int, moves: list[Any]) -> None:
+        """Apply `moves` (the match's from index `first` on) to `copy`, those it lacks. A
+        copy that cannot follow (a gap, a move its engine refuses) stays where it is, for
+        spectators only: the match itself is the worker's, and it goes on."""
+        if copy.stuck:
+            return
+        error = f"a gap: moves from {first} on" if first > copy.applied else ""
+        try:
+            for action, signal in [] if error else moves[copy.applied - first:]:
+                copy.game.apply(action, signal)
+                copy.applied += 1
+        except Exception as exc:  # logged: spectators only
+            error = repr(exc)
+        if error:  # logged once; spectators see this match stop where it was
+            copy.stuck = True
+            log.warning("spectator_copy_stuck", error=error, applied=copy.applied)
+
+    def _live(self, worker: _Worker, match_id: str, started: bool, moves: int = 0) -> None:
+        """A match entered or left the worker's live map (after `moves` moves): so does its
+        copy here. One that someone watches but whose copy is not in step (its watcher came
+        as it ended) waits for its report, which has the rest of its moves (`_play_on`)."""
         slot = worker.pending.get(match_id)
         if slot is None:
             return
         if not started:
-            self.runner.live.pop(match_id, None)
+            copy = worker.copies.get(match_id)
+            if copy is not None:
+                copy.ended = True
+                if copy.applied >= moves or copy.stuck or not self._wanted(match_id):
+                    worker.copies.pop(match_id)
+                    self.runner.live.pop(match_id, None)
             return
         pairing = slot.pairing
         game = Match(pairing.variant, pairing.options, pairing.seed)
         names = tuple(bot.name for bot in seat_bots(pairing, game.team_of))
+        worker.copies[match_id] = _Copy(game)
         self.runner.live[match_id] = (names, game)
 
     async def _read(self, worker: _Worker) -> None:
@@ -282,10 +364,11 @@ class _Pool:
         try:
             while (frame := await reader.receive()) is not None:
                 tag = frame[0]
-                if tag == "move":
-                    self._move(worker, *frame[1:])
+                self.received[tag] += 1
+                if tag == "moves":
+                    self._moves(worker, frame[1])
                 elif tag == "live":
-                    self._live(worker, frame[1], frame[2])
+                    self._live(worker, *frame[1:])
                 elif tag == "lag":
                     worker.lag = float(frame[1])
                 elif tag in ("done", "failed"):

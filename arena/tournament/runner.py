@@ -15,7 +15,7 @@ import re
 import secrets
 import shutil
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,9 +181,11 @@ class TournamentRunner:
         self.spectators: SpectatorFeed | None = None  # the gRPC spectators' feed, while serving
         # Where matches run (arena.tournament.executors); None: chosen by [executor] at `run`.
         self.executor: Executor | None = None
-        # Executors' workers forward every move of their matches, so that `live` holds a
-        # copy of each in step (for the web's and the gRPC spectators); False saves that.
-        self.spectated = True
+        # Who watches which live match now, one source each (the gRPC spectators' feed
+        # while serving, the web's live pages): the ids of the matches its watchers follow,
+        # or None for every match. The executors' workers send a match's moves to its copy
+        # in `live` only while it is watched (`watched`).
+        self.demand: list[Callable[[], Collection[str] | None]] = []
         # The worst lag of the executor's worker processes (seconds, smoothed): `_pace`
         # plays fewer matches at once when they lag as when this process does.
         self.workers_lag: Callable[[], float] = lambda: 0.0
@@ -206,6 +208,16 @@ class TournamentRunner:
         self.move_observer: (
             Callable[[Pairing], Callable[[Action, Signal | None], None]] | None
         ) = None
+
+    def watched(self) -> set[str] | None:
+        """The live matches someone watches now (`demand`); None: every match."""
+        wanted: set[str] = set()
+        for source in self.demand:
+            ids = source()
+            if ids is None:
+                return None
+            wanted.update(ids)
+        return wanted
 
     def _drains(self) -> trio.Nursery:
         """Where a launched seat's output is drained (only while `run` serves)."""
@@ -343,6 +355,7 @@ class TournamentRunner:
                 host = "127.0.0.1"
             self.spectators = SpectatorFeed(self.live, delay_s=cfg.spectator_delay_s,
                                             token=cfg.spectator_token)
+            self.demand.append(self.spectators.wanted)
             async with trio.open_nursery() as storing:
                 self.storage.running = True  # from now on matches queue their results
                 storing.start_soon(self._store_results)
@@ -373,6 +386,8 @@ class TournamentRunner:
                     if self.storage.pending:
                         log.info("storage_draining", waiting=self.storage.pending)
         finally:
+            if self.spectators is not None and self.spectators.wanted in self.demand:
+                self.demand.remove(self.spectators.wanted)
             self.sandbox = None
             shutil.rmtree(private, ignore_errors=True)
 

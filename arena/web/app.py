@@ -199,17 +199,23 @@ def create_app(
 
         async def feed() -> AsyncIterator[str]:
             last = -1
-            while True:
-                got = watch.state(match_id)
-                if got is None:
-                    return
-                header, number, state = got
-                if number != last:
-                    last = number
-                    yield spectate.event_text(header, number, state)
-                    if state["over"]:
+            watch.viewers[match_id] += 1  # the tournament's workers send its moves
+            try:
+                while True:
+                    got = watch.state(match_id)
+                    if got is None:
                         return
-                await anyio.sleep(spectate.SAMPLE_S)
+                    header, number, state = got
+                    if number != last:
+                        last = number
+                        yield spectate.event_text(header, number, state)
+                        if state["over"]:
+                            return
+                    await anyio.sleep(spectate.SAMPLE_S)
+            finally:
+                watch.viewers[match_id] -= 1
+                if watch.viewers[match_id] <= 0:
+                    del watch.viewers[match_id]
 
         return StreamingResponse(feed(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,6 +55,14 @@ class Spectators:
         self.delay_s = delay_s
         self.clock = clock
         self.feeds: dict[str, _Feed] = {}
+        self.viewers: Counter[str] = Counter()  # match id -> live pages streaming it now
+
+    def wanted(self) -> set[str] | None:
+        """The matches a live page streams now (None: every match, with a delay: each
+        state is kept for whoever opens a page later)."""
+        if self.delay_s > 0:
+            return None
+        return {match_id for match_id, count in list(self.viewers.items()) if count > 0}
 
     def sample(self) -> None:
         """Record the current public state of every live match (when it changed)."""
