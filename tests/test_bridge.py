@@ -660,3 +660,55 @@ def test_crossings_into_finished_worlds_do_not_raise() -> None:
     assert crossing.to_trio(calls.append, "trio") is False
     assert crossing.to_asyncio(calls.append, "asyncio") is False
     assert calls == []
+
+
+def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> None:
+    """A task parked in `receive` gets the message in the very scheduler step that wakes it:
+    no extra pass of trio's loop per message (issue 14: at one stream, every answer waited
+    for a pass more before the referee routed it). A client sends one message at a time and
+    waits for its echo, so the server's task always parks first; counting that task's steps,
+    it takes one per message (plus start and end), where a checkpoint after the park took
+    two."""
+    steps: dict[Any, int] = {}
+    messages = 40
+
+    class Steps(trio.abc.Instrument):
+        def before_task_step(self, task: trio.lowlevel.Task) -> None:
+            if task.name.endswith("echo_now"):
+                steps[task] = steps.get(task, 0) + 1
+
+    def client(port: int) -> list[bytes]:
+        c = Client(port)
+        try:
+            replies = []
+            for i in range(messages):
+                c.send(b"%d" % i)
+                replies.append(c.receive())
+            c.done_sending()
+            c.rest()
+            return replies
+        finally:
+            c.close()
+
+    async def main() -> list[bytes]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def echo_now(stream: BridgedStream[bytes, bytes]) -> None:
+                async for message in stream:
+                    stream.send_nowait(b"echo:" + message)
+                await stream.aclose()
+
+            async def accept() -> None:
+                async for stream in server.incoming:
+                    nursery.start_soon(echo_now, stream)
+
+            nursery.start_soon(accept)
+            trio.lowlevel.add_instrument(Steps())
+            replies = await in_thread(lambda: client(server.port))
+            nursery.cancel_scope.cancel()
+            return replies
+
+    replies = trio.run(main)
+    assert replies == [b"echo:%d" % i for i in range(messages)]
+    (taken,) = steps.values()
+    assert messages <= taken <= messages + 6, taken

@@ -476,8 +476,10 @@ class BridgedStream(Generic[InT, OutT]):
         """
         await trio.lowlevel.checkpoint_if_cancelled()
         self._in_hand = None  # the caller is done with the message it had
+        parked = False
         while not self._inbox:
             await self._receivers.park()
+            parked = True
         item, received_at = self._inbox[0]
         if isinstance(item, _End):
             if item.too_large:
@@ -489,7 +491,10 @@ class BridgedStream(Generic[InT, OutT]):
             self._reader_blocked = False
             if self._side is not None:
                 self._crossing.batch_to_asyncio.post(self._side.resume_reading)
-        await trio.lowlevel.cancel_shielded_checkpoint()
+        if not parked:  # a message was waiting: still a schedule point, as every receive is
+            await trio.lowlevel.cancel_shielded_checkpoint()
+        # (After a park the task already gave way; a checkpoint more would cost one more pass
+        # of trio's loop before the answer is routed, for every answer.)
         return item
 
     def __aiter__(self) -> BridgedStream[InT, OutT]:
