@@ -417,7 +417,9 @@ def test_the_sample_spectator_script_watches_a_match_to_its_end() -> None:
         script = subprocess.Popen(
             [sys.executable, str(SAMPLE_BOTS / "spectator.py"), address, "t:m"],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1)
+        # The script's Watch must be open before the match ends (a loaded machine can take
+        # seconds to start it): wait until the feed counts it.
+        _wait_for(lambda: feed.watching == 1, timeout=120)
         while not match.is_over:
             trio.from_thread.run_sync(match.apply, match.legal_actions()[0])
         trio.from_thread.run_sync(live.pop, "t:m")
