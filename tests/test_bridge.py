@@ -712,3 +712,62 @@ def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> 
     assert replies == [b"echo:%d" % i for i in range(messages)]
     (taken,) = steps.values()
     assert messages <= taken <= messages + 6, taken
+
+
+def test_a_router_takes_arriving_messages_in_order_without_waking_the_receiver() -> None:
+    """`take_on_arrival`: each arriving message is offered to the router before any task
+    wakes; what it takes never reaches `receive`, and the receiving task is not even woken
+    for it; the first message it refuses, and everything after it, goes to `receive` in
+    order. A client sends one message at a time and waits for its acknowledgement, so the
+    order of the acks is the order the server dealt with them."""
+    steps: dict[Any, int] = {}
+    sent = [b"a1", b"a2", b"s3", b"a4", b"s5", b"a6"]
+
+    class Steps(trio.abc.Instrument):
+        def before_task_step(self, task: trio.lowlevel.Task) -> None:
+            if task.name.endswith("serve_one"):
+                steps[task] = steps.get(task, 0) + 1
+
+    def client(port: int) -> list[bytes]:
+        c = Client(port)
+        try:
+            acks = []
+            for message in sent:
+                c.send(message)
+                acks.append(c.receive())
+            c.done_sending()
+            c.rest()
+            return acks
+        finally:
+            c.close()
+
+    async def main() -> list[bytes]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def serve_one(stream: BridgedStream[bytes, bytes]) -> None:
+                def router(message: bytes) -> bool:
+                    if message.startswith(b"a"):
+                        stream.send_nowait(b"router:" + message)
+                        return True
+                    return False
+
+                stream.take_on_arrival(router)
+                async for message in stream:
+                    stream.send_nowait(b"receive:" + message)
+                await stream.aclose()
+
+            async def accept() -> None:
+                async for stream in server.incoming:
+                    nursery.start_soon(serve_one, stream)
+
+            nursery.start_soon(accept)
+            trio.lowlevel.add_instrument(Steps())
+            acks = await in_thread(lambda: client(server.port))
+            nursery.cancel_scope.cancel()
+            return acks
+
+    acks = trio.run(main)
+    assert acks == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4", b"receive:s5",
+                    b"router:a6"]
+    (taken,) = steps.values()
+    assert taken <= 2 + 4, taken  # start, the two messages it received, the end (and slack)

@@ -231,6 +231,9 @@ class Connection:
           seats.
         """
         allowance, last = self.burst, trio.current_time()
+        take_on_arrival = getattr(self.stream, "take_on_arrival", None)
+        if take_on_arrival is not None:  # answers routed as they arrive (`_route_answer`)
+            take_on_arrival(self._route_answer)
         try:
             while True:
                 message = await self.stream.receive()
@@ -265,6 +268,18 @@ class Connection:
         self.send(_error(pb.ERROR_CODE_RATE_LIMITED, text))
         self._gone(f"message flood ({text})")
         await self.stream.aclose(grpc.StatusCode.RESOURCE_EXHAUSTED, text)
+
+    def _route_answer(self, message: Any) -> bool:
+        """Route `message` at once if it answers a request this connection is waiting on (for
+        the seat and match it was sent to); anything else is left, untouched, to `read_loop`
+        (which counts strays and refuses what is wrong)."""
+        if message.WhichOneof("body") != "action":
+            return False
+        reply = message.action
+        waiting = self._waiting.get(reply.request_id)
+        if waiting is None or reply.match_id != waiting.match_id or reply.seat != waiting.seat:
+            return False
+        return self._on_message(message)
 
     def _on_message(self, message: Any) -> bool:
         """Route one message; False if it answered no request (a stray message)."""
