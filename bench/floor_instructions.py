@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +31,9 @@ VARIANT = "argentine-1v1"
 START = "7c4040b"
 
 
-class _Answered:
+class Answered:
+    """A `PendingAnswer` answered at once with the first legal action, at a wire time."""
+
     __slots__ = ("received_at", "sent_at")
 
     def __init__(self) -> None:
@@ -42,16 +43,22 @@ class _Answered:
         return None
 
     async def wait(self) -> Any:
+        import trio
+
         from arena.referee import Answer
 
+        await trio.lowlevel.checkpoint()  # as a real wait: a schedule point
         return Answer(action_index=0)
 
     def abandon(self) -> None:
         pass
 
 
-class _WireFree:
-    """What `RemoteSeatLink` uses of a connection: messages serialized, then dropped."""
+class WireFreeConnection:
+    """Stands in for `arena.rpc.server.Connection` under a real `RemoteSeatLink`: every
+    message the link builds is serialized as for the wire (and dropped); every request is
+    answered at once with the first legal action. What is left is the referee's own work.
+    (Also used by `referee_path.measure_floor`; here it must run on older code too.)"""
 
     hub = None
     token = ""
@@ -66,11 +73,11 @@ class _WireFree:
 
     def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
         self.send(message)
-        return _Answered()
+        return Answered()
 
     async def ask(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
         self.send(message)
-        return await _Answered().wait()
+        return await Answered().wait()
 
 
 def _play(matches: int) -> tuple[int, str]:
@@ -88,7 +95,7 @@ def _play(matches: int) -> tuple[int, str]:
         for number in range(matches):
             match_id = f"floor:{number}"
             links: list[Any] = [
-                RemoteSeatLink(_WireFree(), match_id, seat, "bench", False)  # type: ignore[arg-type]
+                RemoteSeatLink(WireFreeConnection(), match_id, seat, "bench", False)  # type: ignore[arg-type]
                 for seat in (0, 1)
             ]
             report = await run_match(match_id, Match(VARIANT, seed=number), links)
@@ -104,22 +111,11 @@ def _play(matches: int) -> tuple[int, str]:
 
 def _count(root: Path, pure: bool, matches: int) -> tuple[int, int, str]:
     """(instructions, decisions, engine) of `matches` matches under callgrind."""
-    env = dict(os.environ, PYTHONPATH=str(root))
-    env.pop("ARENA_PURE_RULES", None)
-    if pure:
-        env["ARENA_PURE_RULES"] = "1"
-    done = subprocess.run(
-        ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, __file__, str(matches)],
-        env=env, capture_output=True, text=True, check=True, timeout=3600,
-    )
-    from bench.rules_instructions import _COLLECTED
+    from bench.rules_instructions import callgrind
 
-    found = _COLLECTED.search(done.stderr)
-    if found is None:
-        raise RuntimeError(f"no instruction count from callgrind: {done.stderr[-500:]}")
-    decisions, engine = done.stdout.split()[-2:]
-    return int(found[1]), int(decisions), engine
+    count, out = callgrind([__file__, str(matches)], root, pure)
+    decisions, engine = out.split()[-2:]
+    return count, int(decisions), engine
 
 
 def part(_seconds: float) -> list[dict[str, object]]:

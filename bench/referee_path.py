@@ -67,12 +67,13 @@ import trio
 
 from arena import logging as arena_logging
 from arena.errors import BotDisconnected
-from arena.referee import Answer, run_match
-from arena.rpc import convert, encode, guest
+from arena.referee import run_match
+from arena.rpc import convert, guest
 from arena.rpc.bridge import THREAD_NAME, quiet_gc
 from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
+from bench.floor_instructions import WireFreeConnection
 
 STREAMS = tuple(int(n) for n in os.environ.get("BENCH_STREAMS", "1,16,64").split(",") if n)
 """How many concurrent streams to measure (``BENCH_STREAMS``, default 1, 16 and 64)."""
@@ -397,46 +398,6 @@ def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round
     return Round.of(tally, cpu, threads)
 
 
-class _WireFreeConnection:
-    """Stands in for `arena.rpc.server.Connection` under a real `RemoteSeatLink`: every
-    message the link builds is serialized as for the wire (and dropped); every request is
-    answered at once with the first legal action. What is left is the referee's own work."""
-
-    hub = None
-    token = ""
-    close_reason = ""
-    bot_name = "bench"
-
-    def __init__(self) -> None:
-        self.bytes = 0
-
-    def send(self, message: Any) -> None:
-        self.bytes += len(encode.serialize(message))
-
-    def post(self, match_id: str, seat: int, deck: Any, message: Any, rid: str) -> Any:
-        self.bytes += len(encode.serialize(message))
-        return _Answered()
-
-
-class _Answered:
-    """A `PendingAnswer` answered at once with the first legal action, at a wire time."""
-
-    __slots__ = ("received_at", "sent_at")
-
-    def __init__(self) -> None:
-        self.sent_at = self.received_at = time.monotonic()
-
-    def unread_since(self) -> float | None:
-        return None
-
-    async def wait(self) -> Answer:
-        await trio.lowlevel.checkpoint()
-        return Answer(action_index=0)
-
-    def abandon(self) -> None:
-        pass
-
-
 def measure_floor(seconds: float) -> float:
     """CPU µs per decision of the referee's work alone: `run_match` with the rules engine,
     every message to every seat built and serialized by the real `RemoteSeatLink`, and the
@@ -448,7 +409,7 @@ def measure_floor(seconds: float) -> float:
         deadline = time.process_time() + seconds
         while time.process_time() < deadline:
             match_id = f"floor:{number}"
-            conn: Any = _WireFreeConnection()  # duck-typed: what RemoteSeatLink uses of one
+            conn: Any = WireFreeConnection()  # duck-typed: what RemoteSeatLink uses of one
             links = [RemoteSeatLink(conn, match_id, s, "bench", False)
                      for s in (0, 1)]
             report = await run_match(match_id, Match(VARIANT, seed=number), list(links))

@@ -35,20 +35,29 @@ def instructions(
 ) -> tuple[int, int, str]:
     """(instructions, hands, the engine imported) of one run of `matches` matches under
     callgrind."""
+    count, out = callgrind(
+        [rules_speed.__file__, "--count", variant, str(matches), mode], root, pure
+    )
+    hands, engine = out.split()[-2:]
+    return count, int(hands), engine
+
+
+def callgrind(script: list[str], root: Path, pure: bool) -> tuple[int, str]:
+    """(instructions, standard output) of ``python *script`` under callgrind, importing
+    `arena` from `root` (its Python sources if `pure`)."""
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("ARENA_PURE_RULES", None)
     if pure:
         env["ARENA_PURE_RULES"] = "1"
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
-         sys.executable, rules_speed.__file__, "--count", variant, str(matches), mode],
-        env=env, capture_output=True, text=True, check=True, timeout=1800,
+         sys.executable, *script],
+        env=env, capture_output=True, text=True, check=True, timeout=3600,
     )
     found = _COLLECTED.search(done.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count from callgrind: {done.stderr[-500:]}")
-    hands, engine = done.stdout.split()[-2:]
-    return int(found[1]), int(hands), engine
+    return int(found[1]), done.stdout
 
 
 def part(_seconds: float) -> list[dict[str, object]]:
