@@ -116,10 +116,22 @@ def _strength_table() -> dict[Card, int]:
 
 _STRENGTH = _strength_table()
 
+# Built once: every deal starts from these (cards are immutable, so sharing them is safe).
+_FULL_DECKS = {
+    deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
+}
+_STRENGTH_BY_ID: dict[int, int] = {
+    id(card): _STRENGTH[card] for cards in _FULL_DECKS.values() for card in cards
+}
+"""`_STRENGTH` keyed by the identity of the deck's own cards (what deals hold): no hashing
+(enum values) or comparing (dataclass `__eq__`) per lookup; any other equal card falls back
+to `_STRENGTH`. The deck's cards live as long as the module, so their ids stay theirs."""
+
 
 def trick_strength(card: Card) -> int:
     """How strongly `card` wins a trick: higher is stronger, equal values tie (RULES.md §2)."""
-    return _STRENGTH[card]
+    strength = _STRENGTH_BY_ID.get(id(card))
+    return _STRENGTH[card] if strength is None else strength
 
 
 def envido_points(card: Card) -> int:
@@ -186,11 +198,6 @@ def full_deck(deck: Deck) -> tuple[Card, ...]:
     """The 40 cards of a deck in a fixed canonical order (the order shuffles start from)."""
     return _FULL_DECKS[deck]
 
-
-# Built once: every deal starts from these (cards are immutable, so sharing them is safe).
-_FULL_DECKS = {
-    deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
-}
 
 
 def parse_card(text: str, deck: Deck) -> Card:

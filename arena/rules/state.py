@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.errors import IllegalActionError
 from arena.rules.actions import ENVIDO_CALLS, TRUCO_CALLS, Action, ActionKind
+from arena.rules.actions import ActionKind as K  # imported, not assigned: see below
 from arena.rules.cards import (
     Card,
     Deck,
@@ -65,7 +66,8 @@ from arena.rules.views import (
     TrickEvent,
 )
 
-K = ActionKind
+# `K.PLAY` through an imported name is a static load in the compiled build; through a module
+# variable (`K = ActionKind`) it was a dict lookup and a getattr on the enum class every time.
 
 # Truco ladders and what an accepted level makes the hand worth (RULES.md §4.3, §5.1). A
 # rejected call at level i scores the accepted value of level i - 1 for the caller's side.
@@ -97,10 +99,26 @@ _KIND_ACTIONS: Mapping[ActionKind, Action] = {kind: Action(kind) for kind in Act
 _PLAY_ACTIONS: Mapping[Card, Action] = {
     card: Action(K.PLAY, card=card) for deck in Deck for card in full_deck(deck)
 }
+_PLAY_BY_ID: dict[int, Action] = {
+    id(card): _PLAY_ACTIONS[card] for deck in Deck for card in full_deck(deck)
+}
+"""The same plays keyed by the identity of the deck's own cards (what deals hold): no card
+hashing or comparing (a Python-level dataclass `__eq__`) per lookup; other equal cards (a
+stacked deal's) fall back to `_PLAY_ACTIONS`. The deck's cards live as long as the module."""
 _ENVIDO_ACTIONS = tuple(_KIND_ACTIONS[k] for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO))
 _QUIERO_ACTIONS = (_KIND_ACTIONS[K.QUIERO], _KIND_ACTIONS[K.NO_QUIERO])
 PICO_FALTA = 6  # RULES.md §4.7: falta envido in pico a pico, and the cap of contraflor al resto
 DUEL_OFFSET = 3  # pico a pico: even seat i duels seat i + 3 (docs/RULINGS.md R6)
+
+
+def _take(held: list[Card], card: Card) -> None:
+    """Remove `card` from `held`: the very object when it is there (the deck's own cards, no
+    equality test), else the first equal card (`list.remove`)."""
+    for index, mine in enumerate(held):
+        if mine is card:
+            del held[index]
+            return
+    held.remove(card)
 
 
 class _Hand:
@@ -324,10 +342,14 @@ class Match:
         """Take `action` for the seat to act, with an optional `signal` to its partners
         (RULES.md §4.9); return the events it caused."""
         legal = self.legal_actions()
-        try:
-            action = legal[legal.index(action)]  # the engine's own (equal) object
-        except ValueError:
-            raise IllegalActionError(action, legal, self._why_illegal(action)) from None
+        for own in legal:  # usually one of the engine's own objects: no equality test needed
+            if own is action:
+                break
+        else:
+            try:
+                action = legal[legal.index(action)]  # the engine's own (equal) object
+            except ValueError:
+                raise IllegalActionError(action, legal, self._why_illegal(action)) from None
         if signal is not None:
             self._check_signal(signal)
         seat = self.to_act
@@ -476,7 +498,9 @@ class Match:
         if h.blind:
             actions.extend(Action(K.PLAY_FACE_DOWN, slot=i) for i in range(len(h.held[seat])))
         else:
-            actions.extend(_PLAY_ACTIONS[card] for card in h.held[seat])
+            for card in h.held[seat]:
+                own = _PLAY_BY_ID.get(id(card))
+                actions.append(_PLAY_ACTIONS[card] if own is None else own)
         if self.family == ARGENTINE and self._envido_open(seat):
             actions.extend(_ENVIDO_ACTIONS)
         raise_to = self._next_truco(seat)
@@ -614,7 +638,7 @@ class Match:
         if kind is K.PLAY or kind is K.PLAY_FACE_DOWN:
             if action.card is not None:
                 card = action.card
-                h.held[seat].remove(card)
+                _take(h.held[seat], card)
                 self._events.append(seen)
             else:
                 assert action.slot is not None
@@ -689,7 +713,7 @@ class Match:
         h = self.hand
         card = action.card
         assert card is not None
-        h.held[seat].remove(card)
+        _take(h.held[seat], card)
         h.discard = card
         h.discard_pending = False
         h.cards[seat] = tuple(h.held[seat])
