@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 from arena.errors import NotationError
 
@@ -36,11 +37,11 @@ class Deck(enum.Enum):
     BRAZILIAN = "brazilian"
 
 
-RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+RANKS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 
-_SPANISH_SUIT_LETTER = {Suit.SWORDS: "e", Suit.CLUBS: "b", Suit.COINS: "o", Suit.CUPS: "c"}
-_BRAZILIAN_SUIT_LETTER = {Suit.SWORDS: "s", Suit.CLUBS: "c", Suit.COINS: "d", Suit.CUPS: "h"}
-_BRAZILIAN_RANK_TEXT = {1: "A", 10: "Q", 11: "J", 12: "K"}
+_SPANISH_SUIT_LETTER: Final = {Suit.SWORDS: "e", Suit.CLUBS: "b", Suit.COINS: "o", Suit.CUPS: "c"}
+_BRAZILIAN_SUIT_LETTER: Final = {Suit.SWORDS: "s", Suit.CLUBS: "c", Suit.COINS: "d", Suit.CUPS: "h"}
+_BRAZILIAN_RANK_TEXT: Final = {1: "A", 10: "Q", 11: "J", 12: "K"}
 
 # Spanish trick strength, RULES.md §2: row 1 of the table is the strongest.
 _SPANISH_ROWS: tuple[tuple[tuple[int, Suit | None], ...], ...] = (
@@ -114,13 +115,13 @@ def _strength_table() -> dict[Card, int]:
     return table
 
 
-_STRENGTH = _strength_table()
+_STRENGTH: Final = _strength_table()
 
 # Built once: every deal starts from these (cards are immutable, so sharing them is safe).
-_FULL_DECKS = {
+_FULL_DECKS: Final = {
     deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
 }
-_STRENGTH_BY_ID: dict[int, int] = {
+_STRENGTH_BY_ID: Final[dict[int, int]] = {
     id(card): _STRENGTH[card] for cards in _FULL_DECKS.values() for card in cards
 }
 """`_STRENGTH` keyed by the identity of the deck's own cards (what deals hold): no hashing
