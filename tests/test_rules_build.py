@@ -294,3 +294,50 @@ def test_native_initializers_only_in_the_compiled_build(built: Path, pure: str) 
     assert native is (pure == "0")
     assert refused == ["seat", "caller", "seat"]
     assert caller == 0
+
+
+FRESH_OBJECTS = (
+    "import json, random, arena.rules\n"
+    "from arena.rules import Action, Match, parse_card, variant_names\n"
+    "from arena.rules.cards import Deck\n"
+    "rng = random.Random(5)\n"
+    "out = [arena.rules.ENGINE]\n"
+    "def fresh(action, deck):\n"  # what a decoder builds: equal objects, never the engine's
+    "    card = None if action.card is None else parse_card(str(action.card), deck)\n"
+    "    return Action(action.kind, card=card, slot=action.slot)\n"
+    "for name in variant_names():\n"
+    "    first = Match(name, seed=9)\n"
+    "    deck = first.variant.deck\n"
+    "    stacked = {(0, 0): tuple(tuple(parse_card(str(c), deck) for c in cards)\n"
+    "                             for cards in first.deal)}\n"
+    "    m = Match(name, seed=9, deals=stacked)\n"
+    "    while not m.is_over:\n"
+    "        action = rng.choice(m.legal_actions())\n"
+    "        out.append(repr(m.apply(fresh(action, deck))))\n"
+    "    out.append(repr(m.record()))\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def test_equal_objects_from_outside_play_as_the_engines_own(built: Path) -> None:
+    """A caller that never hands the engine its own objects (actions and cards rebuilt from
+    their text, as a wire decoder does, and a stacked first deal of such cards) plays the same
+    matches on the compiled build as on the sources: the identity-keyed lookups of the hot
+    path (plays, trick strength, cards leaving a hand) fall back to equality."""
+    outputs = {}
+    for pure in ("0", "1"):
+        environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
+        done = subprocess.run(
+            [sys.executable, "-c", FRESH_OBJECTS],
+            cwd=built,
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        )
+        outputs[pure] = json.loads(done.stdout)
+    assert outputs["0"][0] == "compiled"
+    assert outputs["1"][0] == "pure"
+    assert len(outputs["0"]) > 200
+    assert outputs["0"][1:] == outputs["1"][1:]
