@@ -132,7 +132,7 @@ def test_without_a_build_the_sources_are_used_silently(built: Path, tmp_path: Pa
 
 
 SIGNATURES = (
-    "import dataclasses, inspect, json\n"
+    "import dataclasses, inspect, json, re\n"
     "import arena.rules.views as views, arena.rules.record as record\n"
     "out = {}\n"
     "for module in (views, record):\n"
@@ -149,6 +149,8 @@ SIGNATURES = (
     "            [[f.name, None if f.default is dataclasses.MISSING else repr(f.default),\n"
     "              'POSITIONAL_OR_KEYWORD'] for f in dataclasses.fields(cls)],\n"
     "            inspect.getsource(cls.__init__).count('_set(self, '),\n"
+    "            sorted(re.findall(r'self\\.(\\w+) = \\1  # type: ignore\\[misc\\]',\n"
+    "                              inspect.getsource(cls.__init__))),\n"
     "        ]\n"
     "print(json.dumps(out))\n"
 )
@@ -156,8 +158,9 @@ SIGNATURES = (
 
 def test_written_out_initializers_match_the_dataclass_fields() -> None:
     """The views' and records' hand-written `__init__` (compiled with the engine, for speed)
-    take exactly the dataclass's fields, in order, with the same defaults, and set each one:
-    what dataclass would have generated (read from the Python sources)."""
+    take exactly the dataclass's fields, in order, with the same defaults, and set each one
+    on both paths (`object.__setattr__` from the sources, a native store when compiled, see
+    `arena.rules.views.NATIVE`): what dataclass would have generated (read from the sources)."""
     environ = {**os.environ, "ARENA_PURE_RULES": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-c", SIGNATURES],
@@ -168,10 +171,13 @@ def test_written_out_initializers_match_the_dataclass_fields() -> None:
         timeout=60,
     )
     written = json.loads(done.stdout)
-    assert {"SeatView", "Event", "Move", "HandSummary", "HandRecord"} <= set(written)
-    for name, (params, fields, sets) in written.items():
+    assert {"SeatView", "Event", "Move", "HandSummary", "HandRecord", "PendingCall"} <= set(
+        written
+    )
+    for name, (params, fields, sets, stores) in written.items():
         assert params == fields, name
         assert sets == len(fields), name
+        assert stores == sorted(field[0] for field in fields), name
 
 
 PLAYOUT = (
@@ -250,3 +256,88 @@ def test_records_views_and_events_pickle(built: Path, pure: str) -> None:
     assert engine == ("pure" if pure == "1" else "compiled")
     assert count > 50
     assert equal is True
+
+
+FROZEN = (
+    "import dataclasses, json, arena.rules, arena.rules.views as views\n"
+    "from arena.rules import Match\n"
+    "m = Match('argentine-2v2', seed=2)\n"
+    "m.apply(m.legal_actions()[-2])\n"  # a truco: a PendingCall in the next view
+    "view = m.view(m.to_act)\n"
+    "refused = []\n"
+    "for value, field in ((view, 'seat'), (view.pending, 'caller'), (view.moves[0], 'seat')):\n"
+    "    try:\n"
+    "        setattr(value, field, 9)\n"
+    "    except dataclasses.FrozenInstanceError:\n"
+    "        refused.append(field)\n"
+    "print(json.dumps([arena.rules.ENGINE, views.NATIVE, refused, view.pending.caller]))\n"
+)
+
+
+@pytest.mark.parametrize("pure", ["0", "1"], ids=["compiled", "pure"])
+def test_native_initializers_only_in_the_compiled_build(built: Path, pure: str) -> None:
+    """`arena.rules.views.NATIVE` is true exactly in the compiled build (its written-out
+    initializers then store fields natively), and the values it builds stay frozen there:
+    assigning a field of a view, a pending call or a move still raises FrozenInstanceError."""
+    environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
+    done = subprocess.run(
+        [sys.executable, "-c", FROZEN],
+        cwd=built,
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    engine, native, refused, caller = json.loads(done.stdout)
+    assert engine == ("pure" if pure == "1" else "compiled")
+    assert native is (pure == "0")
+    assert refused == ["seat", "caller", "seat"]
+    assert caller == 0
+
+
+FRESH_OBJECTS = (
+    "import json, random, arena.rules\n"
+    "from arena.rules import Action, Match, parse_card, variant_names\n"
+    "from arena.rules.cards import Deck\n"
+    "rng = random.Random(5)\n"
+    "out = [arena.rules.ENGINE]\n"
+    "def fresh(action, deck):\n"  # what a decoder builds: equal objects, never the engine's
+    "    card = None if action.card is None else parse_card(str(action.card), deck)\n"
+    "    return Action(action.kind, card=card, slot=action.slot)\n"
+    "for name in variant_names():\n"
+    "    first = Match(name, seed=9)\n"
+    "    deck = first.variant.deck\n"
+    "    stacked = {(0, 0): tuple(tuple(parse_card(str(c), deck) for c in cards)\n"
+    "                             for cards in first.deal)}\n"
+    "    m = Match(name, seed=9, deals=stacked)\n"
+    "    while not m.is_over:\n"
+    "        action = rng.choice(m.legal_actions())\n"
+    "        out.append(repr(m.apply(fresh(action, deck))))\n"
+    "    out.append(repr(m.record()))\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def test_equal_objects_from_outside_play_as_the_engines_own(built: Path) -> None:
+    """A caller that never hands the engine its own objects (actions and cards rebuilt from
+    their text, as a wire decoder does, and a stacked first deal of such cards) plays the same
+    matches on the compiled build as on the sources: the identity-keyed lookups of the hot
+    path (plays, trick strength, cards leaving a hand) fall back to equality."""
+    outputs = {}
+    for pure in ("0", "1"):
+        environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
+        done = subprocess.run(
+            [sys.executable, "-c", FRESH_OBJECTS],
+            cwd=built,
+            env=environ,
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=300,
+        )
+        outputs[pure] = json.loads(done.stdout)
+    assert outputs["0"][0] == "compiled"
+    assert outputs["1"][0] == "pure"
+    assert len(outputs["0"]) > 200
+    assert outputs["0"][1:] == outputs["1"][1:]

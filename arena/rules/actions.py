@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 from arena.rules.cards import Card
 
@@ -41,8 +42,10 @@ class ActionKind(enum.IntEnum):
     FOLD = 50  # Argentine: me voy al mazo
 
 
-ENVIDO_CALLS = frozenset({ActionKind.ENVIDO, ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO})
-TRUCO_CALLS = frozenset(
+ENVIDO_CALLS: Final = frozenset(
+    {ActionKind.ENVIDO, ActionKind.REAL_ENVIDO, ActionKind.FALTA_ENVIDO}
+)
+TRUCO_CALLS: Final = frozenset(
     {
         ActionKind.TRUCO,
         ActionKind.RETRUCO,
@@ -71,7 +74,7 @@ class Action:
         return name
 
 
-_KIND_TEXT = {kind: kind.name.lower().replace("_", " ") for kind in ActionKind}
+_KIND_TEXT: Final = {kind: kind.name.lower().replace("_", " ") for kind in ActionKind}
 """How `Action.__str__` names each kind ("real envido")."""
 
 

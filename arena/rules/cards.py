@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Final
 
 from arena.errors import NotationError
 
@@ -36,11 +37,11 @@ class Deck(enum.Enum):
     BRAZILIAN = "brazilian"
 
 
-RANKS: tuple[int, ...] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
+RANKS: Final[tuple[int, ...]] = (1, 2, 3, 4, 5, 6, 7, 10, 11, 12)
 
-_SPANISH_SUIT_LETTER = {Suit.SWORDS: "e", Suit.CLUBS: "b", Suit.COINS: "o", Suit.CUPS: "c"}
-_BRAZILIAN_SUIT_LETTER = {Suit.SWORDS: "s", Suit.CLUBS: "c", Suit.COINS: "d", Suit.CUPS: "h"}
-_BRAZILIAN_RANK_TEXT = {1: "A", 10: "Q", 11: "J", 12: "K"}
+_SPANISH_SUIT_LETTER: Final = {Suit.SWORDS: "e", Suit.CLUBS: "b", Suit.COINS: "o", Suit.CUPS: "c"}
+_BRAZILIAN_SUIT_LETTER: Final = {Suit.SWORDS: "s", Suit.CLUBS: "c", Suit.COINS: "d", Suit.CUPS: "h"}
+_BRAZILIAN_RANK_TEXT: Final = {1: "A", 10: "Q", 11: "J", 12: "K"}
 
 # Spanish trick strength, RULES.md §2: row 1 of the table is the strongest.
 _SPANISH_ROWS: tuple[tuple[tuple[int, Suit | None], ...], ...] = (
@@ -114,12 +115,24 @@ def _strength_table() -> dict[Card, int]:
     return table
 
 
-_STRENGTH = _strength_table()
+_STRENGTH: Final = _strength_table()
+
+# Built once: every deal starts from these (cards are immutable, so sharing them is safe).
+_FULL_DECKS: Final = {
+    deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
+}
+_STRENGTH_BY_ID: Final[dict[int, int]] = {
+    id(card): _STRENGTH[card] for cards in _FULL_DECKS.values() for card in cards
+}
+"""`_STRENGTH` keyed by the identity of the deck's own cards (what deals hold): no hashing
+(enum values) or comparing (dataclass `__eq__`) per lookup; any other equal card falls back
+to `_STRENGTH`. The deck's cards live as long as the module, so their ids stay theirs."""
 
 
 def trick_strength(card: Card) -> int:
     """How strongly `card` wins a trick: higher is stronger, equal values tie (RULES.md §2)."""
-    return _STRENGTH[card]
+    strength = _STRENGTH_BY_ID.get(id(card))
+    return _STRENGTH[card] if strength is None else strength
 
 
 def envido_points(card: Card) -> int:
@@ -186,11 +199,6 @@ def full_deck(deck: Deck) -> tuple[Card, ...]:
     """The 40 cards of a deck in a fixed canonical order (the order shuffles start from)."""
     return _FULL_DECKS[deck]
 
-
-# Built once: every deal starts from these (cards are immutable, so sharing them is safe).
-_FULL_DECKS = {
-    deck: tuple(Card(deck, suit, rank) for suit in Suit for rank in RANKS) for deck in Deck
-}
 
 
 def parse_card(text: str, deck: Deck) -> Card:

@@ -14,7 +14,7 @@ from arena.errors import ReplayMismatchError
 from arena.rules.cards import Card
 from arena.rules.signals import SentSignal
 from arena.rules.variants import Options
-from arena.rules.views import Award, HandSummary, MatchResult, Move
+from arena.rules.views import NATIVE, Award, HandSummary, MatchResult, Move
 
 if TYPE_CHECKING:
     from arena.rules.state import Match
@@ -46,6 +46,16 @@ class HandRecord:
         summary: HandSummary,
         signals: tuple[SentSignal, ...] = (),
     ) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.game_number = game_number  # type: ignore[misc]
+            self.hand_number = hand_number  # type: ignore[misc]
+            self.dealer = dealer  # type: ignore[misc]
+            self.deal = deal  # type: ignore[misc]
+            self.moves = moves  # type: ignore[misc]
+            self.awards = awards  # type: ignore[misc]
+            self.summary = summary  # type: ignore[misc]
+            self.signals = signals  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see arena.rules.views.SeatView.__init__
         _set(self, "game_number", game_number)
         _set(self, "hand_number", hand_number)

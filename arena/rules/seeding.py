@@ -10,10 +10,16 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 T = TypeVar("T")
-_SPAN = 1 << 32  # the 32-bit words drawn
+_SPAN: Final = 1 << 32  # the 32-bit words drawn
+# Final: constants and static loads in the compiled build, where a module variable is a dict
+# lookup (and a getattr, for hashlib.sha256) every time it is read.
+_SHA256: Final = hashlib.sha256
+_UNPACK: Final = tuple(struct.Struct(f">{8 * blocks}I").unpack for blocks in range(9))
+"""`_UNPACK[blocks]` reads `blocks` digests as big-endian 32-bit words (a shuffle of 40
+cards takes 5 blocks)."""
 
 
 class SeededStream:
@@ -35,12 +41,13 @@ class SeededStream:
         """Append `blocks` more blocks of words to the unread ones."""
         key, first = self._key, self._counter
         data = b"".join(
-            [
-                hashlib.sha256(key + c.to_bytes(8, "big")).digest()
-                for c in range(first, first + blocks)
-            ]
+            [_SHA256(key + c.to_bytes(8, "big")).digest() for c in range(first, first + blocks)]
         )
-        self._words = self._words[self._pos :] + struct.unpack(f">{8 * blocks}I", data)
+        if blocks < len(_UNPACK):
+            words = _UNPACK[blocks](data)
+        else:
+            words = struct.unpack(f">{8 * blocks}I", data)
+        self._words = self._words[self._pos :] + words
         self._pos = 0
         self._counter = first + blocks
 

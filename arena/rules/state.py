@@ -19,10 +19,11 @@ envido, flor, folds) is reset for each duel, while its moves, awards and signals
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from arena.errors import IllegalActionError
 from arena.rules.actions import ENVIDO_CALLS, TRUCO_CALLS, Action, ActionKind
+from arena.rules.actions import ActionKind as K  # imported, not assigned: see below
 from arena.rules.cards import (
     Card,
     Deck,
@@ -65,27 +66,34 @@ from arena.rules.views import (
     TrickEvent,
 )
 
-K = ActionKind
+# `K.PLAY` through an imported name is a static load in the compiled build; through a module
+# variable (`K = ActionKind`) it was a dict lookup and a getattr on the enum class every time.
+
+# Module constants are Final: the compiled build then loads them from C statics, where a module
+# variable is a lookup in the module's dict at every read.
 
 # Truco ladders and what an accepted level makes the hand worth (RULES.md §4.3, §5.1). A
 # rejected call at level i scores the accepted value of level i - 1 for the caller's side.
-TRUCO_LADDER: Mapping[str, tuple[ActionKind, ...]] = {
+TRUCO_LADDER: Final[Mapping[str, tuple[ActionKind, ...]]] = {
     ARGENTINE: (K.TRUCO, K.RETRUCO, K.VALE_CUATRO),
     MINEIRO: (K.TRUCO, K.SIX, K.TEN, K.TWELVE),
 }
-HAND_VALUES: Mapping[str, tuple[int, ...]] = {ARGENTINE: (1, 2, 3, 4), MINEIRO: (2, 4, 6, 10, 12)}
-ENVIDO_CALL_POINTS = {K.ENVIDO: 2, K.REAL_ENVIDO: 3}
-HAND_OF_TEN_VALUE = 4  # RULES.md §5.2
-HAND_OF_TEN_DECLINED = 2
-AT_TEN = 10  # RULES.md §5.2: a Mineiro side with 10 or 11 points is "at ten"
+HAND_VALUES: Final[Mapping[str, tuple[int, ...]]] = {
+    ARGENTINE: (1, 2, 3, 4),
+    MINEIRO: (2, 4, 6, 10, 12),
+}
+ENVIDO_CALL_POINTS: Final = {K.ENVIDO: 2, K.REAL_ENVIDO: 3}
+HAND_OF_TEN_VALUE: Final = 4  # RULES.md §5.2
+HAND_OF_TEN_DECLINED: Final = 2
+AT_TEN: Final = 10  # RULES.md §5.2: a Mineiro side with 10 or 11 points is "at ten"
 
 # Flor (RULES.md §4.5). A flor duel is a pending call of one of FLOR_CALLS.
-FLOR_CALLS = frozenset({K.FLOR, K.CONTRAFLOR, K.CONTRAFLOR_AL_RESTO})
-FLOR_UNOPPOSED = 3  # per flor sung when no opponent holds flor
-FLOR_ACCEPTED = {K.FLOR: 4, K.CONTRAFLOR: 6}  # con flor quiero: the better flor scores
-FLOR_CONCEDED = {K.FLOR: 3, K.CONTRAFLOR: 4}  # con flor me achico: the caller's side scores
-AL_RESTO_CONCEDED = {True: 6, False: 4}  # ... after al resto: raised a contraflor or not
-FLOR_ANSWERS = {
+FLOR_CALLS: Final = frozenset({K.FLOR, K.CONTRAFLOR, K.CONTRAFLOR_AL_RESTO})
+FLOR_UNOPPOSED: Final = 3  # per flor sung when no opponent holds flor
+FLOR_ACCEPTED: Final = {K.FLOR: 4, K.CONTRAFLOR: 6}  # con flor quiero: the better flor scores
+FLOR_CONCEDED: Final = {K.FLOR: 3, K.CONTRAFLOR: 4}  # con flor me achico: the caller's side scores
+AL_RESTO_CONCEDED: Final = {True: 6, False: 4}  # ... after al resto: raised a contraflor or not
+FLOR_ANSWERS: Final = {
     K.FLOR: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO, K.CONTRAFLOR, K.CONTRAFLOR_AL_RESTO),
     K.CONTRAFLOR: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO, K.CONTRAFLOR_AL_RESTO),
     K.CONTRAFLOR_AL_RESTO: (K.CON_FLOR_QUIERO, K.CON_FLOR_ME_ACHICO),
@@ -93,14 +101,30 @@ FLOR_ANSWERS = {
 # The actions that carry nothing but their kind, and every card's PLAY, built once: legal
 # actions are listed for every decision, and the same (immutable) objects then reach the
 # views and the wire's encoding caches every time.
-_KIND_ACTIONS: Mapping[ActionKind, Action] = {kind: Action(kind) for kind in ActionKind}
-_PLAY_ACTIONS: Mapping[Card, Action] = {
+_KIND_ACTIONS: Final[dict[ActionKind, Action]] = {kind: Action(kind) for kind in ActionKind}
+_PLAY_ACTIONS: Final[dict[Card, Action]] = {
     card: Action(K.PLAY, card=card) for deck in Deck for card in full_deck(deck)
 }
-_ENVIDO_ACTIONS = tuple(_KIND_ACTIONS[k] for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO))
-_QUIERO_ACTIONS = (_KIND_ACTIONS[K.QUIERO], _KIND_ACTIONS[K.NO_QUIERO])
-PICO_FALTA = 6  # RULES.md §4.7: falta envido in pico a pico, and the cap of contraflor al resto
-DUEL_OFFSET = 3  # pico a pico: even seat i duels seat i + 3 (docs/RULINGS.md R6)
+_PLAY_BY_ID: Final[dict[int, Action]] = {
+    id(card): _PLAY_ACTIONS[card] for deck in Deck for card in full_deck(deck)
+}
+"""The same plays keyed by the identity of the deck's own cards (what deals hold): no card
+hashing or comparing (a Python-level dataclass `__eq__`) per lookup; other equal cards (a
+stacked deal's) fall back to `_PLAY_ACTIONS`. The deck's cards live as long as the module."""
+_ENVIDO_ACTIONS: Final = tuple(_KIND_ACTIONS[k] for k in (K.ENVIDO, K.REAL_ENVIDO, K.FALTA_ENVIDO))
+_QUIERO_ACTIONS: Final = (_KIND_ACTIONS[K.QUIERO], _KIND_ACTIONS[K.NO_QUIERO])
+PICO_FALTA: Final = 6  # RULES.md §4.7: falta envido in pico a pico; the cap of contraflor al resto
+DUEL_OFFSET: Final = 3  # pico a pico: even seat i duels seat i + 3 (docs/RULINGS.md R6)
+
+
+def _take(held: list[Card], card: Card) -> None:
+    """Remove `card` from `held`: the very object when it is there (the deck's own cards, no
+    equality test), else the first equal card (`list.remove`)."""
+    for index, mine in enumerate(held):
+        if mine is card:
+            del held[index]
+            return
+    held.remove(card)
 
 
 class _Hand:
@@ -324,10 +348,14 @@ class Match:
         """Take `action` for the seat to act, with an optional `signal` to its partners
         (RULES.md §4.9); return the events it caused."""
         legal = self.legal_actions()
-        try:
-            action = legal[legal.index(action)]  # the engine's own (equal) object
-        except ValueError:
-            raise IllegalActionError(action, legal, self._why_illegal(action)) from None
+        for own in legal:  # usually one of the engine's own objects: no equality test needed
+            if own is action:
+                break
+        else:
+            try:
+                action = legal[legal.index(action)]  # the engine's own (equal) object
+            except ValueError:
+                raise IllegalActionError(action, legal, self._why_illegal(action)) from None
         if signal is not None:
             self._check_signal(signal)
         seat = self.to_act
@@ -476,7 +504,9 @@ class Match:
         if h.blind:
             actions.extend(Action(K.PLAY_FACE_DOWN, slot=i) for i in range(len(h.held[seat])))
         else:
-            actions.extend(_PLAY_ACTIONS[card] for card in h.held[seat])
+            for card in h.held[seat]:
+                own = _PLAY_BY_ID.get(id(card))
+                actions.append(_PLAY_ACTIONS[card] if own is None else own)
         if self.family == ARGENTINE and self._envido_open(seat):
             actions.extend(_ENVIDO_ACTIONS)
         raise_to = self._next_truco(seat)
@@ -614,7 +644,7 @@ class Match:
         if kind is K.PLAY or kind is K.PLAY_FACE_DOWN:
             if action.card is not None:
                 card = action.card
-                h.held[seat].remove(card)
+                _take(h.held[seat], card)
                 self._events.append(seen)
             else:
                 assert action.slot is not None
@@ -689,7 +719,7 @@ class Match:
         h = self.hand
         card = action.card
         assert card is not None
-        h.held[seat].remove(card)
+        _take(h.held[seat], card)
         h.discard = card
         h.discard_pending = False
         h.cards[seat] = tuple(h.held[seat])

@@ -10,13 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Final
 
 from arena.errors import UnknownVariantError
 from arena.rules.cards import Deck
 
-ARGENTINE = "argentine"
-MINEIRO = "mineiro"
+ARGENTINE: Final = "argentine"
+MINEIRO: Final = "mineiro"
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,8 @@ _MINEIRO_OPTIONS = (
     *_SIGNAL_OPTIONS,
 )
 
-TEAMS = "teams"  # two teams, seat % 2
-GALLO = "gallo"  # one player (the gallo) against the other two (RULES.md §4.7)
+TEAMS: Final = "teams"  # two teams, seat % 2
+GALLO: Final = "gallo"  # one player (the gallo) against the other two (RULES.md §4.7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +170,7 @@ class Variant:
         return Options(**values)
 
 
-_REGISTRY: dict[str, Variant] = {}
+_REGISTRY: Final[dict[str, Variant]] = {}
 
 
 def register(variant: Variant) -> Variant:
@@ -197,7 +197,7 @@ def variant_names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
-VARIANTS: Mapping[str, Variant] = MappingProxyType(_REGISTRY)
+VARIANTS: Final[Mapping[str, Variant]] = MappingProxyType(_REGISTRY)
 
 
 def _two_teams(seats: int) -> tuple[int, ...]:

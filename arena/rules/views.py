@@ -23,10 +23,27 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from types import FunctionType
+from typing import Final
 
 from arena.rules.actions import Action, ActionKind
 from arena.rules.cards import Card
 from arena.rules.signals import SeenSignal, Signal
+
+
+def _compiled() -> bool:
+    """Whether this module runs compiled by mypyc (`make compile`): its functions are then
+    built-in functions, not Python ones."""
+    return not isinstance(_compiled, FunctionType)
+
+
+NATIVE: Final = _compiled()
+"""True in the compiled build. The written-out `__init__` of the values built per decision
+then assigns each field (`self.seat = seat`): mypyc compiles that to a store into the native
+slot, ~20x cheaper than `object.__setattr__` through the slot wrapper, while the class stays
+frozen for every other code (its `__setattr__` still refuses). From the sources such an
+assignment would hit that `__setattr__`, so they take the `object.__setattr__` path, as
+dataclass's generated `__init__` does (docs/ARCHITECTURE.md "A compiled core")."""
 
 
 class AwardReason(enum.IntEnum):
@@ -51,6 +68,11 @@ class Award:
     reason: AwardReason
 
     def __init__(self, team: int, points: int, reason: AwardReason) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.team = team  # type: ignore[misc]
+            self.points = points  # type: ignore[misc]
+            self.reason = reason  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "team", team)
         _set(self, "points", points)
@@ -68,6 +90,10 @@ class Play:
     card: Card
 
     def __init__(self, seat: int, card: Card) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.seat = seat  # type: ignore[misc]
+            self.card = card  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "seat", seat)
         _set(self, "card", card)
@@ -89,6 +115,12 @@ class Trick:
         winner: int | None = None,
         winner_team: int | None = None,
     ) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.leader = leader  # type: ignore[misc]
+            self.plays = plays  # type: ignore[misc]
+            self.winner = winner  # type: ignore[misc]
+            self.winner_team = winner_team  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "leader", leader)
         _set(self, "plays", plays)
@@ -108,6 +140,10 @@ class Move:
     action: Action
 
     def __init__(self, seat: int, action: Action) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.seat = seat  # type: ignore[misc]
+            self.action = action  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "seat", seat)
         _set(self, "action", action)
@@ -120,6 +156,17 @@ class PendingCall:
     kind: ActionKind
     caller: int
     responder: int
+
+    def __init__(self, kind: ActionKind, caller: int, responder: int) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.kind = kind  # type: ignore[misc]
+            self.caller = caller  # type: ignore[misc]
+            self.responder = responder  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "kind", kind)
+        _set(self, "caller", caller)
+        _set(self, "responder", responder)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +183,31 @@ class EnvidoOutcome:
     winner: int | None
     team: int  # the side that scored
     points: int
+
+    def __init__(
+        self,
+        accepted: bool,
+        chain: tuple[ActionKind, ...],
+        announcements: tuple[tuple[int, int | None], ...],
+        winner: int | None,
+        team: int,
+        points: int,
+    ) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.accepted = accepted  # type: ignore[misc]
+            self.chain = chain  # type: ignore[misc]
+            self.announcements = announcements  # type: ignore[misc]
+            self.winner = winner  # type: ignore[misc]
+            self.team = team  # type: ignore[misc]
+            self.points = points  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "accepted", accepted)
+        _set(self, "chain", chain)
+        _set(self, "announcements", announcements)
+        _set(self, "winner", winner)
+        _set(self, "team", team)
+        _set(self, "points", points)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +255,17 @@ class Duel:
     of: int
     seats: tuple[int, int]
 
+    def __init__(self, index: int, of: int, seats: tuple[int, int]) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.index = index  # type: ignore[misc]
+            self.of = of  # type: ignore[misc]
+            self.seats = seats  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "index", index)
+        _set(self, "of", of)
+        _set(self, "seats", seats)
+
     @property
     def mano(self) -> int:
         return self.seats[0]
@@ -198,6 +281,28 @@ class DuelSummary:
     winner_team: int | None
     awards: tuple[Award, ...]
     ended_by: str
+
+    def __init__(
+        self,
+        duel: Duel,
+        tricks: tuple[Trick, ...],
+        winner_team: int | None,
+        awards: tuple[Award, ...],
+        ended_by: str,
+    ) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.duel = duel  # type: ignore[misc]
+            self.tricks = tricks  # type: ignore[misc]
+            self.winner_team = winner_team  # type: ignore[misc]
+            self.awards = awards  # type: ignore[misc]
+            self.ended_by = ended_by  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "duel", duel)
+        _set(self, "tricks", tricks)
+        _set(self, "winner_team", winner_team)
+        _set(self, "awards", awards)
+        _set(self, "ended_by", ended_by)
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,6 +393,42 @@ class SeatView:
         # referee builds a view for every decision, and this one is compiled by mypyc with
         # the engine, where the generated one would stay interpreted (docs/ARCHITECTURE.md
         # "A compiled core"). tests/test_rules_build.py checks it against the fields.
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.variant = variant  # type: ignore[misc]
+            self.seat = seat  # type: ignore[misc]
+            self.team = team  # type: ignore[misc]
+            self.team_of = team_of  # type: ignore[misc]
+            self.game_number = game_number  # type: ignore[misc]
+            self.hand_number = hand_number  # type: ignore[misc]
+            self.dealer = dealer  # type: ignore[misc]
+            self.mano = mano  # type: ignore[misc]
+            self.scores = scores  # type: ignore[misc]
+            self.games_won = games_won  # type: ignore[misc]
+            self.target = target  # type: ignore[misc]
+            self.hand = hand  # type: ignore[misc]
+            self.hand_size = hand_size  # type: ignore[misc]
+            self.partner_cards = partner_cards  # type: ignore[misc]
+            self.tricks = tricks  # type: ignore[misc]
+            self.current_trick = current_trick  # type: ignore[misc]
+            self.moves = moves  # type: ignore[misc]
+            self.hand_value = hand_value  # type: ignore[misc]
+            self.pending = pending  # type: ignore[misc]
+            self.envido = envido  # type: ignore[misc]
+            self.folded = folded  # type: ignore[misc]
+            self.hand_of_ten = hand_of_ten  # type: ignore[misc]
+            self.iron_hand = iron_hand  # type: ignore[misc]
+            self.awards = awards  # type: ignore[misc]
+            self.to_act = to_act  # type: ignore[misc]
+            self.legal_actions = legal_actions  # type: ignore[misc]
+            self.side = side  # type: ignore[misc]
+            self.side_of = side_of  # type: ignore[misc]
+            self.gallo = gallo  # type: ignore[misc]
+            self.discard = discard  # type: ignore[misc]
+            self.flor = flor  # type: ignore[misc]
+            self.duel = duel  # type: ignore[misc]
+            self.duels = duels  # type: ignore[misc]
+            self.signals = signals  # type: ignore[misc]
+            return
         _set = object.__setattr__
         _set(self, "variant", variant)
         _set(self, "seat", seat)
@@ -359,6 +500,21 @@ class HandSummary:
         duels: tuple[DuelSummary, ...] = (),
         gallo: int | None = None,
     ) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.game_number = game_number  # type: ignore[misc]
+            self.hand_number = hand_number  # type: ignore[misc]
+            self.dealer = dealer  # type: ignore[misc]
+            self.mano = mano  # type: ignore[misc]
+            self.tricks = tricks  # type: ignore[misc]
+            self.winner_team = winner_team  # type: ignore[misc]
+            self.awards = awards  # type: ignore[misc]
+            self.revealed = revealed  # type: ignore[misc]
+            self.scores = scores  # type: ignore[misc]
+            self.ended_by = ended_by  # type: ignore[misc]
+            self.flor_revealed = flor_revealed  # type: ignore[misc]
+            self.duels = duels  # type: ignore[misc]
+            self.gallo = gallo  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "game_number", game_number)
         _set(self, "hand_number", hand_number)
@@ -406,6 +562,10 @@ class MoveEvent:
     card: Card | None = None
 
     def __init__(self, move: Move, card: Card | None = None) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.move = move  # type: ignore[misc]
+            self.card = card  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "move", move)
         _set(self, "card", card)
@@ -419,6 +579,10 @@ class TrickEvent:
     trick: Trick
 
     def __init__(self, index: int, trick: Trick) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.index = index  # type: ignore[misc]
+            self.trick = trick  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "index", index)
         _set(self, "trick", trick)
@@ -430,6 +594,13 @@ class EnvidoEvent:
 
     outcome: EnvidoOutcome
 
+    def __init__(self, outcome: EnvidoOutcome) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.outcome = outcome  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "outcome", outcome)
+
 
 @dataclass(frozen=True, slots=True)
 class FlorEvent:
@@ -437,12 +608,26 @@ class FlorEvent:
 
     outcome: FlorOutcome
 
+    def __init__(self, outcome: FlorOutcome) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.outcome = outcome  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "outcome", outcome)
+
 
 @dataclass(frozen=True, slots=True)
 class DuelEndEvent:
     """A duel of a pico a pico hand ended (the hand goes on with the next duel, if any)."""
 
     summary: DuelSummary
+
+    def __init__(self, summary: DuelSummary) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.summary = summary  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "summary", summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -460,6 +645,13 @@ class HandEndEvent:
     """A hand ended."""
 
     summary: HandSummary
+
+    def __init__(self, summary: HandSummary) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.summary = summary  # type: ignore[misc]
+            return
+        _set = object.__setattr__  # see SeatView.__init__
+        _set(self, "summary", summary)
 
 
 @dataclass(frozen=True, slots=True)
@@ -497,6 +689,10 @@ class Event:
     body: EventBody
 
     def __init__(self, audience: frozenset[int], body: EventBody) -> None:
+        if NATIVE:  # compiled: straight into the native slots (see NATIVE)
+            self.audience = audience  # type: ignore[misc]
+            self.body = body  # type: ignore[misc]
+            return
         _set = object.__setattr__  # see SeatView.__init__
         _set(self, "audience", audience)
         _set(self, "body", body)
