@@ -9,7 +9,7 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits sandbox postgresql run test lint proto bench clean proto-tools compile
+.PHONY: install kits sandbox postgresql run test soak lint proto bench clean proto-tools compile
 # The mypyc build of the rules engine (tools/compile_rules.py), rebuilt when a source changes;
 # optional: without mypyc or a C compiler, arena.rules imports its Python sources.
 COMPILED := arena/rules/_compiled/manifest.json
@@ -102,6 +102,11 @@ run: install
 test: install kits
 	$(BIN)/python -m pytest -q
 	ARENA_PURE_RULES=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
+
+# The soak tests (marked `slow`) at full size: make test runs them too, in their short default
+# form (README "Tests").
+soak: install
+	ARENA_SOAK=1 $(BIN)/python -m pytest -q -m slow
 
 lint: install
 	$(BIN)/ruff check arena tests
