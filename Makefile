@@ -14,7 +14,7 @@ JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 # optional: without mypyc or a C compiler, arena.rules imports its Python sources.
 COMPILED := arena/rules/_compiled/manifest.json
 # The rules tests run a second time on the Python sources (ARENA_PURE_RULES=1). (The privacy
-# property test, a real referee for two minutes, runs once: tests/test_rules_build.py checks
+# property test, the referee's message code over 1,200 games, runs once: test_rules_build.py checks
 # that both builds play every variant view for view alike.)
 PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
