@@ -27,7 +27,7 @@ def _broken(line: dict[str, Any]) -> list[Any]:
 
 
 def test_the_per_type_validator_gives_the_whole_schemas_errors_on_every_line() -> None:
-    """On every line of every golden replay (every variant, every line type) and on broken
+    """On the first line of each type in every golden replay (every variant) and on broken
     copies of each kind of line (an unknown property, a missing required one, an unknown or
     missing or non-string type, not an object), the per-type validator reports the same
     errors (message and place) as the whole schema: none for a good line, the same ones for
@@ -43,12 +43,15 @@ def test_the_per_type_validator_gives_the_whole_schemas_errors_on_every_line() -
     kinds: dict[str, dict[str, Any]] = {}
     lines = 0
     for path in sorted(GOLDEN.glob("*.jsonl")):
+        firsts: dict[str, dict[str, Any]] = {}  # of each line type, its first in this replay
         for text in path.read_text(encoding="utf-8").splitlines():
             line = json.loads(text)
-            assert errors(fast, line) == errors(whole, line) == [], (path.name, text)
+            firsts.setdefault(line["type"], line)
+        for line in firsts.values():
+            assert errors(fast, line) == errors(whole, line) == [], (path.name, line)
             kinds.setdefault(line["type"], line)
             lines += 1
-    assert lines > 100
+    assert lines > 50
     assert set(kinds) >= {"match", "hand", "action", "hand_end", "game_end", "result"}
     for line in kinds.values():
         for bad in _broken(line):
