@@ -29,6 +29,7 @@ from arena.tournament.standings import standings
 from arena.tournament.store import MatchRow
 
 ANSI = re.compile(r"\x1b\[")
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # whole control sequences
 
 
 def _render(standings: LiveStandings) -> str:
@@ -155,7 +156,8 @@ def test_not_on_a_terminal_a_real_tournament_prints_one_plain_line_per_match(
 
 def test_on_a_terminal_a_real_tournament_draws_the_live_standings(tmp_path: Path) -> None:
     """`arena tournament` on a pseudo-terminal draws the live standings table and the progress
-    bar with its ETA (not the plain per-match lines)."""
+    bar with its ETA (not the plain per-match lines); its last live table ranks the bots as
+    the final overall table does."""
     config = write_config(tmp_path, name="tty", variants=("argentine-1v1",), games=2,
                           bots={"r1": python_bot(SAMPLE_BOTS / "random_bot.py"),
                                 "r2": python_bot(SAMPLE_BOTS / "random_bot.py")})
@@ -187,3 +189,14 @@ def test_on_a_terminal_a_real_tournament_draws_the_live_standings(tmp_path: Path
     assert "ETA" in text
     assert not re.search(r"\[\d+/2\] ", text), text
     assert len(stored_matches(tmp_path / "arena.db")) == 2
+    # The last live table (both matches in) ranks the bots as the final overall table does,
+    # with the same played, won and lost.
+    plain = ESCAPES.sub("", b"".join(chunks).decode("utf-8", "replace"))
+    live, final = plain[plain.rindex("standings so far"):].split("tty: overall", 1)
+    last_live = _rows(live.split("tty: argentine-1v1", 1)[0])
+    overall = [cells for cells in ([c.strip() for c in line.split("│")[1:-1]]
+                                   for line in final.splitlines())
+               if len(cells) > 5 and cells[0].isdigit()]
+    assert [c[1] for c in last_live] == [c[1] for c in overall] != [], plain
+    # played, won, lost, win%
+    assert [[c[2], c[3], c[5], c[6]] for c in last_live] == [c[2:6] for c in overall], plain
