@@ -9,12 +9,12 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits sandbox postgresql run test lint proto bench clean proto-tools compile
+.PHONY: install kits sandbox postgresql run test soak lint proto bench clean proto-tools compile
 # The mypyc build of the rules engine (tools/compile_rules.py), rebuilt when a source changes;
 # optional: without mypyc or a C compiler, arena.rules imports its Python sources.
 COMPILED := arena/rules/_compiled/manifest.json
 # The rules tests run a second time on the Python sources (ARENA_PURE_RULES=1). (The privacy
-# property test, a real referee for two minutes, runs once: tests/test_rules_build.py checks
+# property test, the referee's message code over 1,200 games, runs once: test_rules_build.py checks
 # that both builds play every variant view for view alike.)
 PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
@@ -102,6 +102,11 @@ run: install
 test: install kits
 	$(BIN)/python -m pytest -q
 	ARENA_PURE_RULES=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
+
+# The soak tests (marked `slow`) at full size: make test runs them too, in their short default
+# form (README "Tests").
+soak: install
+	ARENA_SOAK=1 $(BIN)/python -m pytest -q -m slow
 
 lint: install
 	$(BIN)/ruff check arena tests

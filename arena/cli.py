@@ -216,6 +216,8 @@ def _run(
     )
     task = bar.add_task(config.name, total=todo)
     standings = LiveStandings(config.name)  # drawn live above the bar on a terminal
+    if done:  # resuming: the live table counts the stored matches too, as the final one does
+        standings.add_stored(runner.store.matches(config.name))
     begun = time.monotonic()
     finished = [0]
 

@@ -1,17 +1,17 @@
 """What `arena tournament` and `arena serve` show while they play.
 
-On a terminal: a rich `Live` view of the standings so far (top bots by score, W/D/L, points,
-Elo with its 95 % error bar) above the progress bar with its ETA, redrawn as matches finish.
-Not on a terminal (CI, pipes): one plain line per finished match (`match_line`), nothing
-redrawn. Both come from the finished matches' reports as they arrive, not from the database
-(the storage worker may still be writing it).
+On a terminal: a rich `Live` view of the standings so far (top bots ranked as the final table
+ranks them, W/D/L, points, Elo with its 95 % error bar) above the progress bar with its ETA,
+redrawn as matches finish. Not on a terminal (CI, pipes): one plain line per finished match
+(`match_line`), nothing redrawn. Both come from the finished matches' reports as they arrive,
+not from the database (the storage worker may still be writing it); a resumed run starts from
+the matches stored before it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -19,62 +19,46 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from arena.tournament.ratings import elo_ratings
+from arena.tournament.standings import Line, standings
+from arena.tournament.store import MatchRow
 
 TOP = 10  # bots shown in the live standings
 
 
-@dataclass
-class _Tally:
-    bot: str
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    points_for: int = 0
-    points_against: int = 0
-
-    @property
-    def played(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """Wins plus half the draws, per match played."""
-        return (self.wins + self.draws / 2) / self.played if self.played else 0.0
-
-
 class LiveStandings:
     """The standings of the matches finished so far; a rich renderable (a table of the top
-    `top` bots, best first)."""
+    `top` bots, best first).
+
+    Its lines come from `arena.tournament.standings.standings`, the function that makes the
+    final table, fed one `MatchRow` per finished match with the winner and points that the
+    store records for it (`arena.tournament.store.bot_results`): the live table ranks bots as
+    the final one does (win rate, a match with no winner counting as played but not won,
+    then point difference), and once every match is in, the two are the same table."""
 
     def __init__(self, title: str, *, top: int = TOP) -> None:
         self.title = title
         self.top = top
-        self._tally: dict[str, _Tally] = {}
-        self._results: list[tuple[str, str]] = []  # (winner, loser), for the Elo fit
+        self._rows: list[MatchRow] = []
 
     def add(self, bots: tuple[str, str], winner: int | None, points: tuple[int, int]) -> None:
         """One finished match between `bots`: the winner's index (None: a draw, or nobody
-        won) and each bot's points."""
-        for i, bot in enumerate(bots):
-            t = self._tally.setdefault(bot, _Tally(bot))
-            t.points_for += points[i]
-            t.points_against += points[1 - i]
-            if winner is None:
-                t.draws += 1
-            elif winner == i:
-                t.wins += 1
-            else:
-                t.losses += 1
-        if winner is not None:
-            self._results.append((bots[winner], bots[1 - winner]))
+        won) and each bot's points, as `bot_results` gives them."""
+        self._rows.append(MatchRow(
+            id=f"live-{len(self._rows)}", variant="", bot0=bots[0], bot1=bots[1],
+            termination="normal", winner_bot=winner, faulty_bot=None, points0=points[0],
+            points1=points[1], strikes=()))
+
+    def add_stored(self, rows: Iterable[MatchRow]) -> None:
+        """Matches stored before this run (a resumed tournament), counted like finished ones."""
+        self._rows.extend(rows)
+
+    def lines(self) -> list[Line]:
+        """Every bot's line, best first: `standings()` of the matches so far."""
+        return standings(self._rows)
 
     def table(self) -> Table:
         """The standings table now."""
-        ratings = elo_ratings(self._results) if self._results else {}
-        lines = sorted(self._tally.values(), key=lambda t: (
-            -t.score, -(ratings[t.bot].elo if t.bot in ratings else 0.0),
-            -(t.points_for - t.points_against), t.bot))
+        lines = self.lines()
         shown = lines[: self.top]
         more = len(lines) - len(shown)
         table = Table(title=f"{self.title}: standings so far"
@@ -84,12 +68,13 @@ class LiveStandings:
                      "±95%"):
             table.add_column(name, justify="left" if name == "bot" else "right",
                              no_wrap=name == "bot")
-        for rank, t in enumerate(shown, 1):
-            rating = ratings.get(t.bot)
+        for rank, line in enumerate(shown, 1):
+            rating = line.rating
             table.add_row(
-                str(rank), escape(t.bot), str(t.played), str(t.wins), str(t.draws),
-                str(t.losses), f"{100 * t.score:.0f}", str(t.points_for),
-                str(t.points_against), f"{rating.elo:+.0f}" if rating else "-",
+                str(rank), escape(line.bot), str(line.matches), str(line.wins),
+                str(line.matches - line.wins - line.losses), str(line.losses),
+                f"{100 * line.score:.0f}", str(line.points_for), str(line.points_against),
+                f"{rating.elo:+.0f}" if rating else "-",
                 f"{rating.error:.0f}" if rating else "-",
             )
         if not shown:

@@ -25,8 +25,11 @@ from test_e2e_support import (
 )
 
 from arena.terminal import LiveStandings, live_view
+from arena.tournament.standings import standings
+from arena.tournament.store import MatchRow
 
 ANSI = re.compile(r"\x1b\[")
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # whole control sequences
 
 
 def _render(standings: LiveStandings) -> str:
@@ -35,10 +38,18 @@ def _render(standings: LiveStandings) -> str:
     return out.getvalue()
 
 
+def _rows(text: str) -> list[list[str]]:
+    """The body rows of a rendered standings table, top to bottom, as cell texts."""
+    return [cells for cells in ([c.strip() for c in line.split("│")[1:-1]]
+                                for line in text.splitlines())
+            if len(cells) == 11 and cells[0].isdigit()]
+
+
 def test_live_standings_rank_the_bots_with_wdl_points_and_elo() -> None:
-    """The live table ranks bots by score (wins plus half the draws per match), shows each
-    bot's played, W, D, L, points for and against and an Elo with its 95 % error bar (a
-    Bradley-Terry fit of the decided matches), and only the top bots when asked."""
+    """The live table ranks bots as the final table does (wins per match played, a draw
+    counting as played and not won), shows each bot's played, W, D, L, points for and
+    against and an Elo with its 95 % error bar (a Bradley-Terry fit of the decided matches),
+    and only the top bots when asked."""
     standings = LiveStandings("cup", top=2)
     assert "no match finished yet" in _render(standings)
     standings.add(("alpha", "beta"), 0, (15, 7))
@@ -46,16 +57,49 @@ def test_live_standings_rank_the_bots_with_wdl_points_and_elo() -> None:
     standings.add(("beta", "gamma"), None, (9, 9))
     standings.add(("beta", "alpha"), 0, (15, 11))
     text = _render(standings)
-    rows = {cells[1]: cells for cells in (
-        [c.strip() for c in line.split("│")[1:-1]] for line in text.splitlines())
-        if len(cells) == 11}
+    rows = {cells[1]: cells for cells in _rows(text)}
     assert "cup: standings so far (top 2 of 3)" in " ".join(text.split())
     assert set(rows) == {"alpha", "beta"}  # gamma, last, is cut
     # rank, bot, played, W, D, L, win%, pts+, pts-, Elo, ±95%
     assert rows["alpha"][:9] == ["1", "alpha", "3", "2", "0", "1", "67", "41", "25"]
-    assert rows["beta"][:9] == ["2", "beta", "3", "1", "1", "1", "50", "31", "35"]
+    assert rows["beta"][:9] == ["2", "beta", "3", "1", "1", "1", "33", "31", "35"]
     assert int(rows["alpha"][9]) > int(rows["beta"][9])
     assert all(int(rows[b][10]) > 0 for b in rows)
+
+
+def test_the_live_order_is_the_final_tables_order_where_a_draw_tally_would_differ() -> None:
+    """The live table's order is `standings()`'s, the final table's, on results where the
+    former live tally (draws as half a win, then Elo, then point difference) ranks otherwise:
+    "drawer" drew all three matches (half a win each: 50 %) and "loser" won two of five
+    (40 %), but in the final table a draw is not a win (drawer 0 %); "close" (beat the strong
+    ace, -14 points) and "rout" (beat the weak loser, +14) each won one of two: the old tally
+    put close first on Elo, the final table puts rout first on point difference."""
+    results = [
+        (("drawer", "wall"), None, (12, 12)),
+        (("drawer", "wall"), None, (10, 10)),
+        (("wall", "drawer"), None, (14, 14)),
+        (("loser", "ace"), 0, (15, 14)),
+        (("ace", "loser"), 0, (15, 2)),
+        (("ace", "loser"), 0, (15, 1)),
+        (("close", "ace"), 0, (15, 14)),
+        (("ace", "close"), 0, (15, 0)),
+        (("rout", "loser"), 0, (15, 0)),
+        (("loser", "rout"), 0, (15, 14)),
+    ]
+    live = LiveStandings("cup", top=10)
+    rows = []
+    for n, (bots, winner, points) in enumerate(results):
+        live.add(bots, winner, points)
+        rows.append(MatchRow(f"m{n}", "argentine-1v1", bots[0], bots[1], "normal", winner,
+                             None, points[0], points[1], ()))
+    final = [line.bot for line in standings(rows)]
+    shown = [cells[1] for cells in _rows(_render(live))]
+    assert shown == final
+    # The case discriminates (the old tally's order: ace, close, drawer, wall, rout, loser).
+    assert final.index("loser") < final.index("drawer")
+    assert final.index("rout") < final.index("close")
+    by_bot = {cells[1]: cells for cells in _rows(_render(live))}
+    assert by_bot["drawer"][2:7] == ["3", "0", "3", "0", "0"]  # played, W, D, L, win%
 
 
 def test_the_live_view_draws_standings_above_the_bar_only_on_a_terminal() -> None:
@@ -112,7 +156,8 @@ def test_not_on_a_terminal_a_real_tournament_prints_one_plain_line_per_match(
 
 def test_on_a_terminal_a_real_tournament_draws_the_live_standings(tmp_path: Path) -> None:
     """`arena tournament` on a pseudo-terminal draws the live standings table and the progress
-    bar with its ETA (not the plain per-match lines)."""
+    bar with its ETA (not the plain per-match lines); its last live table ranks the bots as
+    the final overall table does."""
     config = write_config(tmp_path, name="tty", variants=("argentine-1v1",), games=2,
                           bots={"r1": python_bot(SAMPLE_BOTS / "random_bot.py"),
                                 "r2": python_bot(SAMPLE_BOTS / "random_bot.py")})
@@ -144,3 +189,14 @@ def test_on_a_terminal_a_real_tournament_draws_the_live_standings(tmp_path: Path
     assert "ETA" in text
     assert not re.search(r"\[\d+/2\] ", text), text
     assert len(stored_matches(tmp_path / "arena.db")) == 2
+    # The last live table (both matches in) ranks the bots as the final overall table does,
+    # with the same played, won and lost.
+    plain = ESCAPES.sub("", b"".join(chunks).decode("utf-8", "replace"))
+    live, final = plain[plain.rindex("standings so far"):].split("tty: overall", 1)
+    last_live = _rows(live.split("tty: argentine-1v1", 1)[0])
+    overall = [cells for cells in ([c.strip() for c in line.split("│")[1:-1]]
+                                   for line in final.splitlines())
+               if len(cells) > 5 and cells[0].isdigit()]
+    assert [c[1] for c in last_live] == [c[1] for c in overall] != [], plain
+    # played, won, lost, win%
+    assert [[c[2], c[3], c[5], c[6]] for c in last_live] == [c[2:6] for c in overall], plain

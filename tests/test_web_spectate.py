@@ -21,6 +21,7 @@ from arena.web.spectate import Spectators, public_state
 GAMES_PER_VARIANT = 100 if os.environ.get("ARENA_SOAK") else 4
 
 
+@pytest.mark.slow  # ARENA_SOAK=1 (make soak): 100 matches per variant
 @pytest.mark.parametrize("variant", variant_names())
 def test_a_spectator_sees_only_what_every_seat_knows(variant: str) -> None:
     """After every action of GAMES_PER_VARIANT seeded random matches (signs sent now and
