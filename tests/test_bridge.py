@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import grpc
@@ -662,27 +662,25 @@ def test_crossings_into_finished_worlds_do_not_raise() -> None:
     assert calls == []
 
 
-def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> None:
-    """A task parked in `receive` gets the message in the very scheduler step that wakes it:
-    no extra pass of trio's loop per message (issue 14: at one stream, every answer waited
-    for a pass more before the referee routed it). A client sends one message at a time and
-    waits for its echo, so the server's task always parks first; counting that task's steps,
-    it takes one per message (plus start and end), where a checkpoint after the park took
-    two."""
+def _steps_serving_one_at_a_time(
+    serve: Callable[[BridgedStream[bytes, bytes]], Awaitable[None]], sent: list[bytes]
+) -> tuple[list[bytes], int]:
+    """A client sends `sent` one message at a time, each after the server's reply to the
+    one before (so the server's task always waits first); the replies, and how many
+    scheduler steps the task running `serve` took."""
     steps: dict[Any, int] = {}
-    messages = 40
 
     class Steps(trio.abc.Instrument):
         def before_task_step(self, task: trio.lowlevel.Task) -> None:
-            if task.name.endswith("echo_now"):
+            if task.name.endswith(serve.__name__):
                 steps[task] = steps.get(task, 0) + 1
 
     def client(port: int) -> list[bytes]:
         c = Client(port)
         try:
             replies = []
-            for i in range(messages):
-                c.send(b"%d" % i)
+            for message in sent:
+                c.send(message)
                 replies.append(c.receive())
             c.done_sending()
             c.rest()
@@ -693,14 +691,9 @@ def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> 
     async def main() -> list[bytes]:
         async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
 
-            async def echo_now(stream: BridgedStream[bytes, bytes]) -> None:
-                async for message in stream:
-                    stream.send_nowait(b"echo:" + message)
-                await stream.aclose()
-
             async def accept() -> None:
                 async for stream in server.incoming:
-                    nursery.start_soon(echo_now, stream)
+                    nursery.start_soon(serve, stream)
 
             nursery.start_soon(accept)
             trio.lowlevel.add_instrument(Steps())
@@ -709,8 +702,27 @@ def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> 
             return replies
 
     replies = trio.run(main)
-    assert replies == [b"echo:%d" % i for i in range(messages)]
     (taken,) = steps.values()
+    return replies, taken
+
+
+def test_a_message_waited_for_is_taken_in_the_step_that_wakes_the_receiver() -> None:
+    """A task parked in `receive` gets the message in the very scheduler step that wakes it:
+    no extra pass of trio's loop per message (issue 14: at one stream, every answer waited
+    for a pass more before the referee routed it). The server's task always parks first;
+    counting its steps, it takes one per message (plus start and end), where a checkpoint
+    after the park took two."""
+    messages = 40
+
+    async def echo_now(stream: BridgedStream[bytes, bytes]) -> None:
+        async for message in stream:
+            stream.send_nowait(b"echo:" + message)
+        await stream.aclose()
+
+    replies, taken = _steps_serving_one_at_a_time(
+        echo_now, [b"%d" % i for i in range(messages)]
+    )
+    assert replies == [b"echo:%d" % i for i in range(messages)]
     assert messages <= taken <= messages + 6, taken
 
 
@@ -718,56 +730,23 @@ def test_a_router_takes_arriving_messages_in_order_without_waking_the_receiver()
     """`take_on_arrival`: each arriving message is offered to the router before any task
     wakes; what it takes never reaches `receive`, and the receiving task is not even woken
     for it; the first message it refuses, and everything after it, goes to `receive` in
-    order. A client sends one message at a time and waits for its acknowledgement, so the
-    order of the acks is the order the server dealt with them."""
-    steps: dict[Any, int] = {}
-    sent = [b"a1", b"a2", b"s3", b"a4", b"s5", b"a6"]
+    order (the order of the replies is the order the server dealt with the messages)."""
 
-    class Steps(trio.abc.Instrument):
-        def before_task_step(self, task: trio.lowlevel.Task) -> None:
-            if task.name.endswith("serve_one"):
-                steps[task] = steps.get(task, 0) + 1
+    async def serve_one(stream: BridgedStream[bytes, bytes]) -> None:
+        def router(message: bytes) -> bool:
+            if message.startswith(b"a"):
+                stream.send_nowait(b"router:" + message)
+                return True
+            return False
 
-    def client(port: int) -> list[bytes]:
-        c = Client(port)
-        try:
-            acks = []
-            for message in sent:
-                c.send(message)
-                acks.append(c.receive())
-            c.done_sending()
-            c.rest()
-            return acks
-        finally:
-            c.close()
+        stream.take_on_arrival(router)
+        async for message in stream:
+            stream.send_nowait(b"receive:" + message)
+        await stream.aclose()
 
-    async def main() -> list[bytes]:
-        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
-
-            async def serve_one(stream: BridgedStream[bytes, bytes]) -> None:
-                def router(message: bytes) -> bool:
-                    if message.startswith(b"a"):
-                        stream.send_nowait(b"router:" + message)
-                        return True
-                    return False
-
-                stream.take_on_arrival(router)
-                async for message in stream:
-                    stream.send_nowait(b"receive:" + message)
-                await stream.aclose()
-
-            async def accept() -> None:
-                async for stream in server.incoming:
-                    nursery.start_soon(serve_one, stream)
-
-            nursery.start_soon(accept)
-            trio.lowlevel.add_instrument(Steps())
-            acks = await in_thread(lambda: client(server.port))
-            nursery.cancel_scope.cancel()
-            return acks
-
-    acks = trio.run(main)
-    assert acks == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4", b"receive:s5",
-                    b"router:a6"]
-    (taken,) = steps.values()
+    replies, taken = _steps_serving_one_at_a_time(
+        serve_one, [b"a1", b"a2", b"s3", b"a4", b"s5", b"a6"]
+    )
+    assert replies == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4",
+                       b"receive:s5", b"router:a6"]
     assert taken <= 2 + 4, taken  # start, the two messages it received, the end (and slack)
