@@ -233,8 +233,7 @@ class EventLines:
     stderr, a higher level), each call goes through `logger` as usual. The context is the
     one bound when this was built: bind what a line needs before building it.
 
-    Per line this costs about a fifth of the pipeline's work (measured in
-    ``python -m bench referee_path``, the floor column)."""
+    What it saves is part of the floor that ``python -m bench floor_instructions`` counts."""
 
     __slots__ = ("_event", "_fields", "_flush", "_keys", "_logger", "_sink", "_tail")
 

@@ -16,8 +16,8 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import closing
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +225,29 @@ def poll(condition: Callable[[], bool], timeout: float, what: str, every: float 
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(every)
+
+
+@contextmanager
+def tournament_with_web(
+    tmp_path: Path, config: Path, name: str = ""
+) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    """`arena tournament CONFIG --no-progress --web 0` in its own process, its output in
+    ``tmp_path/run.log``: yields the process, the web address it printed (for tournament
+    `name`) and the log; on leaving, waits for the tournament to end and asserts it ended
+    normally (exit 0, the log in the message if not)."""
+    log = tmp_path / "run.log"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    with log.open("w") as out:
+        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
+                                 "--web", "0"], cwd=tmp_path, stdout=out,
+                                stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 120
+        pattern = rf"arena web: (http://\S+?)/t/{re.escape(name)}"
+        while not (m := re.search(pattern, log.read_text())):
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        yield proc, m.group(1), log
+    finally:
+        assert proc.wait(timeout=300) == 0, log.read_text()

@@ -13,9 +13,7 @@ plain HTTP readers of the web's live feed.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import time
 import urllib.request
 from collections import Counter, defaultdict
@@ -24,7 +22,13 @@ from typing import Any
 
 import pytest
 import trio
-from test_e2e_support import ARENA, SAMPLE_BOTS, TEST_BOTS, python_bot, write_config
+from test_e2e_support import (
+    SAMPLE_BOTS,
+    TEST_BOTS,
+    python_bot,
+    tournament_with_web,
+    write_config,
+)
 from test_spectator import Watcher, _records, check_update
 
 from arena.rpc import convert
@@ -194,19 +198,7 @@ def test_a_web_live_page_is_a_watcher(tmp_path: Path) -> None:
     config = write_config(tmp_path, name="webwatch", bots=bots, variants=("argentine-1v1",),
                           options={"argentine-1v1": {}}, games=1, concurrency=1,
                           extra='\n[executor]\nkind = "processes"\nworkers = 1\n')
-    log = tmp_path / "run.log"
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    with log.open("w") as out:
-        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
-                                 "--web", "0"], cwd=tmp_path, stdout=out,
-                                stderr=subprocess.STDOUT, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while not (m := re.search(r"arena web: (http://\S+?)/t/webwatch", log.read_text())):
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        base = m.group(1)
+    with tournament_with_web(tmp_path, config, "webwatch") as (proc, base, _log):
         while not (live := re.search(r'href="/live/([^"]+)"',
                                      urllib.request.urlopen(f"{base}/live", timeout=30)
                                      .read().decode())):
@@ -221,8 +213,6 @@ def test_a_web_live_page_is_a_watcher(tmp_path: Path) -> None:
                     states.append(json.loads(line[6:])["state"])
                     if len(states) == 6:
                         break
-    finally:
-        assert proc.wait(timeout=300) == 0, log.read_text()
     assert "worker" in "".join(p.name for p in (tmp_path / "logs").iterdir())
     assert len(states) >= 5, states
     where = [(state["game"], state["hand_number"]) for state in states]
