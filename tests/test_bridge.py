@@ -663,11 +663,15 @@ def test_crossings_into_finished_worlds_do_not_raise() -> None:
 
 
 def _steps_serving_one_at_a_time(
-    serve: Callable[[BridgedStream[bytes, bytes]], Awaitable[None]], sent: list[bytes]
+    serve: Callable[[BridgedStream[bytes, bytes]], Awaitable[None]],
+    sent: list[bytes],
+    greeted: bool = False,
 ) -> tuple[list[bytes], int]:
     """A client sends `sent` one message at a time, each after the server's reply to the
     one before (so the server's task always waits first); the replies, and how many
-    scheduler steps the task running `serve` took."""
+    scheduler steps the task running `serve` took. With `greeted`, the client first waits
+    for one message from the server (not among the replies): `serve` sends it once it is
+    ready, so nothing is sent before that."""
     steps: dict[Any, int] = {}
 
     class Steps(trio.abc.Instrument):
@@ -678,6 +682,8 @@ def _steps_serving_one_at_a_time(
     def client(port: int) -> list[bytes]:
         c = Client(port)
         try:
+            if greeted:
+                c.receive()
             replies = []
             for message in sent:
                 c.send(message)
@@ -740,12 +746,15 @@ def test_a_router_takes_arriving_messages_in_order_without_waking_the_receiver()
             return False
 
         stream.take_on_arrival(router)
+        # Only now may the client send: a message that arrived before the router was set
+        # would rightly go to `receive` (and the test would race the server's start).
+        stream.send_nowait(b"ready")
         async for message in stream:
             stream.send_nowait(b"receive:" + message)
         await stream.aclose()
 
     replies, taken = _steps_serving_one_at_a_time(
-        serve_one, [b"a1", b"a2", b"s3", b"a4", b"s5", b"a6"]
+        serve_one, [b"a1", b"a2", b"s3", b"a4", b"s5", b"a6"], greeted=True
     )
     assert replies == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4",
                        b"receive:s5", b"router:a6"]
