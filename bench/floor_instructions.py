@@ -53,6 +53,9 @@ class Answered:
     def abandon(self) -> None:
         pass
 
+    def interrupt(self) -> None:  # (the deadline never passes: `wait` returns at once)
+        pass
+
 
 class WireFreeConnection:
     """Stands in for `arena.rpc.server.Connection` under a real `RemoteSeatLink`: every

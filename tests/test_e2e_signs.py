@@ -77,9 +77,10 @@ def test_the_sdk_and_the_node_sample_sign_and_their_partners_receive_them(
     tmp_path: Path, js_random: list[str]
 ) -> None:
     """An SDK bot (team 0, seats 0 and 2) signs with every action; the Node.js sample with
-    `--signs 1` (team 1, seats 1 and 3) too, seeded so the match is the same every run. The replay records both teams' signs; the SDK
-    seats receive each other's signs (SignalEvent via `on_event`, and `view.signals`); each
-    Node.js seat logs the signs of its partner seat."""
+    `--signs 1` (team 1, seats 1 and 3) too, seeded so the match is the same every run. The
+    replay records both teams' signs; the SDK seats receive each other's signs (SignalEvent
+    via `on_event`, and `view.signals`); each Node.js seat logs the signs of its partner
+    seat."""
     replay, dump = _play(
         tmp_path,
         f"python {TEST_BOTS / 'sdk_signer.py'}",

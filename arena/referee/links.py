@@ -81,6 +81,10 @@ class Fault:
     detail: str
     strikes: int
     max_strikes: int
+class Interrupted(Exception):
+    """Raised by `PendingAnswer.wait` when `PendingAnswer.interrupt` ended the wait."""
+
+
 class PendingAnswer(Protocol):
     """A request sent over a wire, as a link that can report its times hands it back
     (`post`). Times are time.monotonic() seconds noted where the wire is (not when the
@@ -94,7 +98,14 @@ class PendingAnswer(Protocol):
         ...
 
     async def wait(self) -> Answer:
-        """The answer; can be cancelled and awaited again. Raises like `SeatLink.ask`."""
+        """The answer; can be cancelled and awaited again. Raises like `SeatLink.ask`, and
+        `Interrupted` if `interrupt` was called while it waited."""
+        ...
+
+    def interrupt(self) -> None:
+        """End the current `wait` (if a task is waiting and its answer has not come) with
+        `Interrupted`: the referee's deadline passed (`arena.referee.deadlines`). A later
+        `wait` waits again. Never blocks."""
         ...
 
     def abandon(self) -> None:

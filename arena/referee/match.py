@@ -2,7 +2,8 @@
 
 The referee never decides a rule: it asks the engine (`arena.rules.Match`) who acts and what is
 legal, and applies what the seat chose. It owns time: each request gets the per-decision
-deadline (plus whatever is left of the seat's bank), enforced with a trio cancel scope.
+deadline (plus whatever is left of the seat's bank), enforced by `arena.referee.deadlines` (one
+heap per trio run) for answers over a wire, by a trio cancel scope for a link's own `ask`.
 
 Faults (RULES of the arena, README "Faults"):
 - no answer by the deadline is a timeout; any other wrong answer (out-of-range index, an action
@@ -27,6 +28,7 @@ import trio
 
 from arena.errors import BotDisconnected, ProtocolViolation
 from arena.logging import EventLines
+from arena.referee.deadlines import within
 from arena.referee.links import (
     Answer,
     DecisionRequest,
@@ -308,9 +310,8 @@ async def _ask_fairly(
     deadline = t0 + budget
     try:
         while True:
-            with trio.CancelScope(deadline=deadline) as scope:
-                answer = await pending.wait()
-            if not scope.cancelled_caught:
+            came, answer = await within(pending, deadline)
+            if came:
                 break
             more = _time_left(pending, budget)
             if more is not None and pending.sent_at is None:

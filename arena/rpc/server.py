@@ -33,7 +33,15 @@ from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_g
 
 import arena
 from arena.errors import BotDisconnected, ProtocolViolation
-from arena.referee import Answer, DecisionRequest, Fault, MatchStart, Outcome, PendingAnswer
+from arena.referee import (
+    Answer,
+    DecisionRequest,
+    Fault,
+    Interrupted,
+    MatchStart,
+    Outcome,
+    PendingAnswer,
+)
 from arena.rpc import convert, encode, peers
 from arena.rpc.bridge import (
     BadMessage,
@@ -91,28 +99,56 @@ def _error(code: Any, message: str, *, request_id: str = "", match_id: str = "")
 
 class _AnswerSlot:
     """Where the connection's reader puts the answer to one request and its `ask` waits for
-    it: a one-shot channel, much cheaper than a trio memory channel per request."""
+    it: a one-shot channel with at most one waiting task, parked and rescheduled directly
+    (no trio memory channel, no `Event` and its parking lot, per request)."""
 
-    __slots__ = ("_ready", "_value")
+    __slots__ = ("_done", "_interrupted", "_task", "_value")
 
     def __init__(self) -> None:
         self._value: Answer | ProtocolViolation | None = None
-        self._ready = trio.Event()
+        self._done = False  # an answer was handed over, or the slot closed
+        self._interrupted = False  # the waiting task was woken by `interrupt`
+        self._task: trio.lowlevel.Task | None = None  # the task waiting in `receive`
 
     def send_nowait(self, value: Answer | ProtocolViolation) -> None:
         """Hand over the answer; `trio.WouldBlock` if one was already handed over or the slot
         is closed."""
-        if self._ready.is_set():
+        if self._done:
             raise trio.WouldBlock
         self._value = value
-        self._ready.set()
+        self._done = True
+        self._wake()
 
     def close(self) -> None:
         """No answer will come: the waiting `receive` raises `trio.EndOfChannel`."""
-        self._ready.set()
+        self._done = True
+        self._wake()
+
+    def interrupt(self) -> None:
+        """End a waiting `receive` (one not yet handed its answer) with `Interrupted`."""
+        if self._task is not None:
+            self._interrupted = True
+            self._wake()
+
+    def _wake(self) -> None:
+        task = self._task
+        if task is not None:
+            self._task = None
+            trio.lowlevel.reschedule(task)
+
+    def _abort(self, _: Any) -> trio.lowlevel.Abort:
+        self._task = None
+        return trio.lowlevel.Abort.SUCCEEDED
 
     async def receive(self) -> Answer | ProtocolViolation:
-        await self._ready.wait()
+        if self._done:
+            await trio.lowlevel.checkpoint()
+        else:
+            self._task = trio.lowlevel.current_task()
+            await trio.lowlevel.wait_task_rescheduled(self._abort)
+            if self._interrupted:
+                self._interrupted = False
+                raise Interrupted
         if self._value is None:
             raise trio.EndOfChannel
         return self._value
@@ -140,6 +176,9 @@ class _Waiting:
 
     def unread_since(self) -> float | None:
         return self.conn.stream.unread_since()
+
+    def interrupt(self) -> None:
+        self.answer.interrupt()
 
     async def wait(self) -> Answer:
         """The answer; may be cancelled and awaited again (the request stays open until
