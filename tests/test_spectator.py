@@ -16,6 +16,7 @@ outside: raw stubs generated from arena/v1 (no SDK), over a real port, while a r
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -340,7 +341,8 @@ def test_a_watcher_that_stops_reading_is_dropped_and_the_match_never_waits() -> 
     to their end, one look of the feed per round of actions: every look returns at once (the
     feed never waits for a watcher), the idle watcher is dropped (RESOURCE_EXHAUSTED naming
     its buffer, a `spectator_dropped` log event, no watcher left in the feed), and a second
-    watcher that reads gets every update of every match to its end."""
+    watcher that reads gets every update of every match to its end, even when the server's
+    loop fell behind and got several looks' updates at once."""
     matches = {f"t:m{i}": (("a", "b"), Match("argentine-1v1", SHORT, seed=i))
                for i in range(30)}
     live = dict(matches)
@@ -362,13 +364,26 @@ def test_a_watcher_that_stops_reading_is_dropped_and_the_match_never_waits() -> 
         (mine,) = feed._watchers  # the reader's queue on the server
         idle = pb_grpc.SpectatorStub(channel).Watch(pb.WatchRequest(), timeout=90)  # unread
         _wait_for(lambda: feed.watching == 2)
+        rounds = 0
         while live:
+            rounds += 1
+            if rounds == 3:
+                # The server's gRPC loop falls behind (a loaded machine): it is held for a
+                # while, and the hand-overs of the next four looks (~120 updates, over the
+                # reader's buffer) reach it back to back before its writer runs. A reader
+                # that reads everything is not dropped for the server's lag.
+                mine.loop.call_soon_threadsafe(time.sleep, 1.5)
+                time.sleep(0.1)
             trio.from_thread.run_sync(act)
             began = time.monotonic()
             trio.from_thread.run_sync(feed.sample)
             slowest.append(time.monotonic() - began)
-            # The reader keeps up, however loaded the machine: the next round waits until its
-            # queue is written (the idle watcher's is never read).
+            if 3 <= rounds < 7:
+                continue
+            # The reader keeps up, however loaded the machine: the next round waits until the
+            # gRPC loop took this look's hand-over (a round trip through it, in order) and the
+            # reader's queue is written (the idle watcher's is never read).
+            asyncio.run_coroutine_threadsafe(asyncio.sleep(0), mine.loop).result(60)
             _wait_for(lambda: not mine.queue)
         # Every match's last update, not just any last one: on a loaded machine the reader
         # can trail far behind the feed, with some early match's end as its latest update.

@@ -11,7 +11,8 @@ Two halves, one per thread (docs/ARCHITECTURE.md "Threads and tasks"):
 * `SpectatorService` (the gRPC thread's asyncio loop): `ListMatches` and `Watch`. Each
   watcher has a bounded queue (`buffer` updates); the feed hands released updates over with
   `loop.call_soon_threadsafe` (one hop per watcher per look, never blocking), and a watcher
-  whose queue is full — a client that stops reading — is dropped: its stream ends with
+  that stops reading — its queue over `buffer` and nothing written to it for `STALL_S`, or
+  its queue over `HARD_LIMIT` buffers — is dropped: its stream ends with
   RESOURCE_EXHAUSTED, and nothing else notices.
 
 Who may watch: anyone who can reach the referee's address, unless `[spectators] token` is
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import hmac
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
@@ -41,7 +43,9 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 SERVICE = "arena.v1.Spectator"
 SAMPLE_S = 0.05  # how often the live matches are looked at (while watched, or delayed)
-BUFFER = 256  # updates a watcher may leave unread before it is dropped
+BUFFER = 256  # updates a watcher may leave unread before it is dropped (if it stalled)
+STALL_S = 1.0  # how long a watcher over its buffer may write nothing before it is dropped
+HARD_LIMIT = 4  # a watcher over this many buffers is dropped at once
 
 Entry = tuple[tuple[str, ...], Match]  # the bot at each seat, and the match being played
 Live = Callable[[], Mapping[str, Entry]]
@@ -91,25 +95,36 @@ class _Watcher:
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     dropped: bool = False
     closed: bool = False  # the feed stopped: end the stream once the queue is written
+    written: int = 0  # updates written to the stream (each write waits for the client's window)
+    over: tuple[float, int] | None = None  # since when the queue is over `buffer`, at `written`
     task: asyncio.Task[Any] | None = None
 
     def wants(self, update: pb.SpectatorUpdate) -> bool:
         return not self.match_id or update.match.match_id == self.match_id
 
     def offer(self, updates: Iterable[pb.SpectatorUpdate]) -> None:
-        """Queue the updates this watcher wants; drop the watcher when its queue is full."""
+        """Queue the updates this watcher wants; drop the watcher when it stopped reading:
+        its queue over `buffer` with nothing written to it for `STALL_S`, or over
+        `HARD_LIMIT` times `buffer` whatever it does.
+
+        Over the buffer alone is no proof: when this loop falls behind (a loaded machine),
+        the hand-overs of several looks run back to back before the watcher's task gets to
+        write, and a client that reads everything would be dropped for the server's lag."""
         if self.dropped:
             return
-        for update in updates:
-            if not self.wants(update):
-                continue
-            if len(self.queue) >= self.buffer:
+        queue = self.queue
+        queue.extend(u for u in updates if self.wants(u))
+        if len(queue) <= self.buffer:
+            self.over = None
+        else:
+            now = time.monotonic()
+            if self.over is None or self.over[1] != self.written:  # (it took some since)
+                self.over = (now, self.written)
+            if len(queue) > HARD_LIMIT * self.buffer or now - self.over[0] >= STALL_S:
                 self.dropped = True
-                self.queue.clear()
+                queue.clear()
                 if self.task is not None:
                     self.task.cancel()  # it may be stuck writing to a client that never reads
-                break
-            self.queue.append(update)
         self.wake.set()
 
     def close(self) -> None:
@@ -326,6 +341,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
                     continue
                 update = watcher.queue.popleft()
                 await context.write(update)
+                watcher.written += 1
                 sent += 1
                 if request.match_id and update.ended:
                     return
