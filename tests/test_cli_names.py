@@ -119,7 +119,8 @@ def test_a_tournament_with_a_remote_bot_says_where_it_listens_and_how_to_resume(
     process = subprocess.Popen(
         [str(ARENA), "tournament", str(path), "--fresh", "--no-progress"], cwd=tmp_path,
         stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+        # faulthandler: SIGABRT makes the process print every thread's stack (see below)
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONFAULTHANDLER": "1"},
     )
     try:
         assert process.stderr is not None
@@ -132,10 +133,17 @@ def test_a_tournament_with_a_remote_bot_says_where_it_listens_and_how_to_resume(
                 break
         assert "referee listening on 127.0.0.1:" in seen, seen
         process.send_signal(signal.SIGINT)
-        _out, rest = process.communicate(timeout=60)
+        try:
+            _out, rest = process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            # It did not stop (seen once, at load ~30): say where it was stuck.
+            process.send_signal(signal.SIGABRT)
+            _out, rest = process.communicate(timeout=30)
+            pytest.fail(f"still running 60 s after Ctrl-C; its stacks:\n{seen}{rest[-8000:]}")
     finally:
         if process.poll() is None:
             process.kill()
+            process.communicate()  # reap it and close its pipes
     flat = " ".join((seen + rest).split())
     assert "without --fresh" in flat, flat
     assert process.returncode == 130, flat
