@@ -10,11 +10,9 @@ view of that seat did not.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import time
 import urllib.request
 from contextlib import closing
@@ -23,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from test_e2e_support import ARENA, TEST_BOTS, arena, python_bot
+from test_e2e_support import TEST_BOTS, arena, python_bot, tournament_with_web
 from web_support import (
     BOTS,
     VARIANTS,
@@ -278,27 +276,16 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
     bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "80"), "random": BOTS["random"]}
     config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
                           concurrency=1, extra="\n[spectators]\ndelay_s = 0.5\n")
-    log = tmp_path / "run.log"
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    with log.open("w") as out:
-        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
-                                 "--web", "0"], cwd=tmp_path, stdout=out,
-                                stderr=subprocess.STDOUT, env=env)
-    try:
-        deadline = time.monotonic() + 120
-        while not (m := re.search(r"arena web: (http://\S+?)/t/inproc", log.read_text())):
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        status, snap = get_json(f"{m.group(1)}/api/t/inproc")
+    with tournament_with_web(tmp_path, config, "inproc") as (proc, url, _log):
+        status, snap = get_json(f"{url}/api/t/inproc")
         assert proc.poll() is None, "the tournament ended before the page was read"
         assert status == 200
         assert snap["total"] == 2
         assert not snap["finished"]
-        while not (live := re.search(r'href="/live/([^"]+)"', get(f"{m.group(1)}/live")[1])):
+        while not (live := re.search(r'href="/live/([^"]+)"', get(f"{url}/live")[1])):
             assert proc.poll() is None, "no match was ever listed as live"
             time.sleep(0.1)
-        with urllib.request.urlopen(f"{m.group(1)}/api/live/{live.group(1)}/events",
+        with urllib.request.urlopen(f"{url}/api/live/{live.group(1)}/events",
                                     timeout=60) as feed:
             states = []
             for raw in feed:
@@ -314,8 +301,6 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
             assert state["state"]["hand"] == []
             assert state["state"]["legal"] == []
         assert [s["step"] for s in states] == sorted({s["step"] for s in states})
-    finally:
-        assert proc.wait(timeout=300) == 0, log.read_text()
     bad = arena("tournament", config, "--web", "nowhere", cwd=tmp_path)
     assert bad.returncode == 2
     assert "--web: expected HOST:PORT" in bad.stderr

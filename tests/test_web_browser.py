@@ -8,7 +8,6 @@ Playwright. Set ARENA_SCREENSHOTS=DIR to save the screenshots shown in the READM
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import subprocess
 import time
@@ -19,7 +18,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from test_e2e_support import ARENA, HEURISTIC_BOT, TEST_BOTS, arena, python_bot
+from test_e2e_support import ARENA, HEURISTIC_BOT, TEST_BOTS, arena, python_bot, tournament_with_web
 from web_support import card_tokens, engine_steps, get, web_server, write_config
 
 pytestmark = pytest.mark.e2e
@@ -228,20 +227,14 @@ def test_a_running_match_can_be_watched_live_with_public_information_only(
             "heuristic": python_bot(HEURISTIC_BOT)}
     config = write_config(tmp_path, "watched", bots=bots, variants=("argentine-2v2",),
                           games=1, concurrency=1)
-    log = tmp_path / "run.log"
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    with log.open("w") as out:
-        proc = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
-                                 "--web", "0"], cwd=tmp_path, stdout=out,
-                                stderr=subprocess.STDOUT, env=env)
+    with tournament_with_web(tmp_path, config, "watched") as (proc, url, _log):
+        _watch_live(browser, proc, url)
+
+
+def _watch_live(browser: Any, proc: subprocess.Popen[bytes], url: str) -> None:
     page = browser.new_page(viewport={"width": 1200, "height": 900})
     try:
-        deadline = time.monotonic() + 120
-        while not (m := re.search(r"arena web: (http://\S+?)/t/", log.read_text())):
-            assert proc.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        page.goto(f"{m.group(1)}/live")
+        page.goto(f"{url}/live")
         while page.locator("ul.live a").count() == 0:
             assert proc.poll() is None, "the match ended before it was listed"
             page.wait_for_timeout(200)
@@ -262,4 +255,3 @@ def test_a_running_match_can_be_watched_live_with_public_information_only(
             page.screenshot(path=f"{SHOTS}/web-live.png")
     finally:
         page.close()
-        assert proc.wait(timeout=300) == 0, log.read_text()
