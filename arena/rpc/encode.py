@@ -18,7 +18,7 @@ protobuf message or its bytes (`serialize`, `batch`); the bridge does not care w
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from arena.rpc import convert
 from arena.rules import Action
@@ -116,6 +116,17 @@ def _rare(field: int, message: Any) -> bytes:
 
 _variant_names: dict[str, bytes] = {}
 
+# The encoding caches of convert (arena.rpc.wirecache), bound once: compiled, a hit is then a
+# native call.
+_IN_HAND: Final = convert._in_hand
+_IN_TRICKS: Final = convert._in_tricks
+_IN_CURRENT_TRICK: Final = convert._in_current_trick
+_IN_MOVES: Final = convert._in_moves
+_IN_LEGAL_ACTIONS: Final = convert._in_legal_actions
+_IN_DECISION_LEGAL_ACTIONS: Final = convert._in_decision_legal_actions
+_GAME_EVENT: Final = convert._game_event
+_HAND_ENDED: Final = convert._hand_ended
+
 
 def view_bytes(view: SeatView) -> bytes:
     """The encoding of `convert.view_to_proto(view)`."""
@@ -134,35 +145,34 @@ def view_bytes(view: SeatView) -> bytes:
         _packed(9, view.scores),
         _packed(10, view.games_won),
         int_field(11, view.target),
-        *map(convert._in_hand, view.hand),  # field 12, each card with its key
-        int_field(13, view.hand_size),
     ]
+    for card in view.hand:  # field 12, each card with its key
+        parts.append(_IN_HAND.get(card))
+    parts.append(int_field(13, view.hand_size))
     if view.partner_cards:
         parts.append(_messages(14, convert._seat_cards_to_proto(view.partner_cards)))
-    parts += [
-        *map(convert._in_tricks, view.tricks),  # 15
-        *map(convert._in_current_trick, view.current_trick),  # 16
-        *map(convert._in_moves, view.moves),  # 17
-        int_field(18, view.hand_value),
-    ]
+    for trick in view.tricks:  # 15
+        parts.append(_IN_TRICKS.get(trick))
+    for play in view.current_trick:  # 16
+        parts.append(_IN_CURRENT_TRICK.get(play))
+    for move in view.moves:  # 17
+        parts.append(_IN_MOVES.get(move))
+    parts.append(int_field(18, view.hand_value))
     if view.pending is not None:
         parts.append(_rare(19, convert._pending_to_proto(view.pending)))
     if view.envido is not None:
         parts.append(_rare(20, convert.envido_to_proto(view.envido)))
-    parts += [
-        _packed(21, view.folded),
-        _optional(22, view.hand_of_ten),
-        int_field(23, int(view.iron_hand)),
-    ]
+    parts.append(_packed(21, view.folded))
+    parts.append(_optional(22, view.hand_of_ten))
+    parts.append(int_field(23, int(view.iron_hand)))
     if view.awards:
         parts.append(_messages(24, map(convert.award_to_proto, view.awards)))
-    parts += [
-        _optional(25, view.to_act),
-        *map(convert._in_legal_actions, view.legal_actions),  # 26
-        int_field(27, view.side),
-        _packed(28, view.side_of),
-        _optional(29, view.gallo),
-    ]
+    parts.append(_optional(25, view.to_act))
+    for action in view.legal_actions:  # 26
+        parts.append(_IN_LEGAL_ACTIONS.get(action))
+    parts.append(int_field(27, view.side))
+    parts.append(_packed(28, view.side_of))
+    parts.append(_optional(29, view.gallo))
     if view.discard is not None:
         parts.append(_rare(30, convert.card_to_proto(view.discard)))
     if view.flor:
@@ -196,16 +206,12 @@ def decision_message(
     time_left_ms: int,
 ) -> bytes:
     """A `ServerMessage` holding the `DecisionRequest`; `address` from `decision_address`."""
-    body = b"".join(
-        [
-            string_field(1, request_id),
-            address,
-            message_field(4, view_bytes(view)),
-            *map(convert._in_decision_legal_actions, legal_actions),  # 5
-            int_field(6, deadline_unix_ms),
-            int_field(7, time_left_ms),
-        ]
-    )
+    parts = [string_field(1, request_id), address, message_field(4, view_bytes(view))]
+    for action in legal_actions:  # 5
+        parts.append(_IN_DECISION_LEGAL_ACTIONS.get(action))
+    parts.append(int_field(6, deadline_unix_ms))
+    parts.append(int_field(7, time_left_ms))
+    body = b"".join(parts)
     return _LEN[3] + varint(len(body)) + body
 
 
@@ -213,11 +219,11 @@ def event_message(address: bytes, body: Any, match_id: str, seat: int) -> bytes:
     """A `ServerMessage` telling a seat about an engine event (`convert.event_to_proto`);
     `address` from `event_address(match_id, seat)`."""
     if isinstance(body, HandEndEvent):
-        data = address + convert._hand_ended(body.summary)
+        data = address + _HAND_ENDED.get(body.summary)
         return _LEN[5] + varint(len(data)) + data
     if isinstance(body, MatchEndEvent):  # once a match: the message as convert builds it
         return serialize(convert.event_to_proto(body, match_id=match_id, seat=seat))
-    data = address + convert._game_event(body)
+    data = address + _GAME_EVENT.get(body)
     return _LEN[4] + varint(len(data)) + data
 
 
