@@ -20,9 +20,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
-from arena.rpc import convert
+from arena.rpc import convert, wirecache
 from arena.rules import Action
-from arena.rules.views import HandEndEvent, MatchEndEvent, SeatView
+from arena.rules.cards import Card
+from arena.rules.signals import SeenSignal
+from arena.rules.views import (
+    Award,
+    Duel,
+    DuelSummary,
+    EnvidoOutcome,
+    FlorOutcome,
+    HandEndEvent,
+    MatchEndEvent,
+    PendingCall,
+    SeatView,
+)
 from arena.v1 import arena_pb2 as pb
 
 _VARINTS = [bytes([n]) for n in range(128)]
@@ -128,6 +140,56 @@ _GAME_EVENT: Final = convert._game_event
 _HAND_ENDED: Final = convert._hand_ended
 
 
+# The view's rarer fields, encoded with their key: a pending call, a settled envido or the
+# hand's awards repeat in every view until the hand ends, the engine handing out the same
+# objects, so each is built as protobuf once (then found by identity, else by value).
+def _partner_cards(pairs: tuple[tuple[int, tuple[Card, ...]], ...]) -> bytes:
+    return _messages(14, convert._seat_cards_to_proto(pairs))
+
+
+def _pending(pending: PendingCall) -> bytes:
+    return _rare(19, convert._pending_to_proto(pending))
+
+
+def _envido(outcome: EnvidoOutcome) -> bytes:
+    return _rare(20, convert.envido_to_proto(outcome))
+
+
+def _awards(awards: tuple[Award, ...]) -> bytes:
+    return _messages(24, map(convert.award_to_proto, awards))
+
+
+def _discard(card: Card) -> bytes:
+    return _rare(30, convert.card_to_proto(card))
+
+
+def _flor(outcomes: tuple[FlorOutcome, ...]) -> bytes:
+    return _messages(31, map(convert.flor_to_proto, outcomes))
+
+
+def _duel(duel: Duel) -> bytes:
+    return _rare(32, convert.duel_to_proto(duel))
+
+
+def _duels(summaries: tuple[DuelSummary, ...]) -> bytes:
+    return _messages(33, map(convert.duel_summary_to_proto, summaries))
+
+
+def _signals(seen: tuple[SeenSignal, ...]) -> bytes:
+    return _messages(34, map(convert._seen_to_proto, seen))
+
+
+_PARTNER_CARDS: Final = wirecache.Shared(_partner_cards)
+_PENDING: Final = wirecache.Shared(_pending)
+_ENVIDO: Final = wirecache.Shared(_envido)
+_AWARDS: Final = wirecache.Shared(_awards)
+_DISCARD: Final = wirecache.Shared(_discard)
+_FLOR: Final = wirecache.Shared(_flor)
+_DUEL: Final = wirecache.Shared(_duel)
+_DUELS: Final = wirecache.Shared(_duels)
+_SIGNALS: Final = wirecache.Shared(_signals)
+
+
 def view_bytes(view: SeatView) -> bytes:
     """The encoding of `convert.view_to_proto(view)`."""
     variant = _variant_names.get(view.variant)
@@ -150,7 +212,7 @@ def view_bytes(view: SeatView) -> bytes:
         parts.append(_IN_HAND.get(card))
     parts.append(int_field(13, view.hand_size))
     if view.partner_cards:
-        parts.append(_messages(14, convert._seat_cards_to_proto(view.partner_cards)))
+        parts.append(_PARTNER_CARDS.get(view.partner_cards))
     for trick in view.tricks:  # 15
         parts.append(_IN_TRICKS.get(trick))
     for play in view.current_trick:  # 16
@@ -159,14 +221,14 @@ def view_bytes(view: SeatView) -> bytes:
         parts.append(_IN_MOVES.get(move))
     parts.append(int_field(18, view.hand_value))
     if view.pending is not None:
-        parts.append(_rare(19, convert._pending_to_proto(view.pending)))
+        parts.append(_PENDING.get(view.pending))
     if view.envido is not None:
-        parts.append(_rare(20, convert.envido_to_proto(view.envido)))
+        parts.append(_ENVIDO.get(view.envido))
     parts.append(_packed(21, view.folded))
     parts.append(_optional(22, view.hand_of_ten))
     parts.append(int_field(23, int(view.iron_hand)))
     if view.awards:
-        parts.append(_messages(24, map(convert.award_to_proto, view.awards)))
+        parts.append(_AWARDS.get(view.awards))
     parts.append(_optional(25, view.to_act))
     for action in view.legal_actions:  # 26
         parts.append(_IN_LEGAL_ACTIONS.get(action))
@@ -174,15 +236,15 @@ def view_bytes(view: SeatView) -> bytes:
     parts.append(_packed(28, view.side_of))
     parts.append(_optional(29, view.gallo))
     if view.discard is not None:
-        parts.append(_rare(30, convert.card_to_proto(view.discard)))
+        parts.append(_DISCARD.get(view.discard))
     if view.flor:
-        parts.append(_messages(31, map(convert.flor_to_proto, view.flor)))
+        parts.append(_FLOR.get(view.flor))
     if view.duel is not None:
-        parts.append(_rare(32, convert.duel_to_proto(view.duel)))
+        parts.append(_DUEL.get(view.duel))
     if view.duels:
-        parts.append(_messages(33, map(convert.duel_summary_to_proto, view.duels)))
+        parts.append(_DUELS.get(view.duels))
     if view.signals:
-        parts.append(_messages(34, map(convert._seen_to_proto, view.signals)))
+        parts.append(_SIGNALS.get(view.signals))
     return b"".join(parts)
 
 
