@@ -32,8 +32,12 @@ from arena.rules.views import (
     FlorOutcome,
     HandEndEvent,
     MatchEndEvent,
+    Move,
+    MoveEvent,
     PendingCall,
     SeatView,
+    Trick,
+    TrickEvent,
 )
 from arena.v1 import arena_pb2 as pb
 
@@ -131,7 +135,6 @@ _variant_names: dict[str, bytes] = {}
 # The encoding caches of convert (arena.rpc.wirecache), bound once: compiled, a hit is then a
 # native call.
 _IN_HAND: Final = convert._in_hand
-_IN_TRICKS: Final = convert._in_tricks
 _IN_CURRENT_TRICK: Final = convert._in_current_trick
 _IN_MOVES: Final = convert._in_moves
 _IN_LEGAL_ACTIONS: Final = convert._in_legal_actions
@@ -179,6 +182,36 @@ def _signals(seen: tuple[SeenSignal, ...]) -> bytes:
     return _messages(34, map(convert._seen_to_proto, seen))
 
 
+# The pieces of the commonest events and of a view's tricks, written from smaller cached
+# pieces: a trick is new at every play (its plays are not), a move event is told once per
+# seat of its audience (its move and card are the engine's own objects, seen before).
+def _card_bytes(card: Card) -> bytes:
+    return convert._encoded(convert.card_to_proto(card))
+
+
+def _move_bytes(move: Move) -> bytes:
+    return convert._encoded(convert._move_to_proto(move))
+
+
+def _trick_bytes(trick: Trick) -> bytes:
+    """The encoding of `convert.trick_to_proto(trick)`."""
+    parts = [int_field(1, trick.leader)]
+    for play in trick.plays:  # 2, each with its key
+        parts.append(_IN_PLAYS.get(play))
+    parts.append(_optional(3, trick.winner))
+    parts.append(_optional(4, trick.winner_team))
+    return b"".join(parts)
+
+
+def _in_view_tricks(trick: Trick) -> bytes:
+    return message_field(15, _TRICK.get(trick))
+
+
+_IN_PLAYS: Final = convert._in_plays
+_CARD: Final = wirecache.Shared(_card_bytes)
+_MOVE: Final = wirecache.Shared(_move_bytes)
+_TRICK: Final = wirecache.Shared(_trick_bytes)
+_IN_VIEW_TRICKS: Final = wirecache.Shared(_in_view_tricks)
 _PARTNER_CARDS: Final = wirecache.Shared(_partner_cards)
 _PENDING: Final = wirecache.Shared(_pending)
 _ENVIDO: Final = wirecache.Shared(_envido)
@@ -214,7 +247,7 @@ def view_bytes(view: SeatView) -> bytes:
     if view.partner_cards:
         parts.append(_PARTNER_CARDS.get(view.partner_cards))
     for trick in view.tricks:  # 15
-        parts.append(_IN_TRICKS.get(trick))
+        parts.append(_IN_VIEW_TRICKS.get(trick))
     for play in view.current_trick:  # 16
         parts.append(_IN_CURRENT_TRICK.get(play))
     for move in view.moves:  # 17
@@ -285,7 +318,16 @@ def event_message(address: bytes, body: Any, match_id: str, seat: int) -> bytes:
         return _LEN[5] + varint(len(data)) + data
     if isinstance(body, MatchEndEvent):  # once a match: the message as convert builds it
         return serialize(convert.event_to_proto(body, match_id=match_id, seat=seat))
-    data = address + _GAME_EVENT.get(body)
+    if isinstance(body, MoveEvent):  # GameEvent.move = 3: MoveEvent {move = 1, card = 2}
+        event = message_field(1, _MOVE.get(body.move))
+        if body.card is not None:
+            event += message_field(2, _CARD.get(body.card))
+        data = address + message_field(3, event)
+    elif isinstance(body, TrickEvent):  # GameEvent.trick = 4: TrickEvent {index, trick}
+        event = int_field(1, body.index) + message_field(2, _TRICK.get(body.trick))
+        data = address + message_field(4, event)
+    else:
+        data = address + _GAME_EVENT.get(body)
     return _LEN[4] + varint(len(data)) + data
 
 
