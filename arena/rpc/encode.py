@@ -31,6 +31,7 @@ from arena.rules.views import (
     EnvidoOutcome,
     FlorOutcome,
     HandEndEvent,
+    HandSummary,
     MatchEndEvent,
     Move,
     MoveEvent,
@@ -140,7 +141,6 @@ _IN_MOVES: Final = convert._in_moves
 _IN_LEGAL_ACTIONS: Final = convert._in_legal_actions
 _IN_DECISION_LEGAL_ACTIONS: Final = convert._in_decision_legal_actions
 _GAME_EVENT: Final = convert._game_event
-_HAND_ENDED: Final = convert._hand_ended
 
 
 # The view's rarer fields, encoded with their key: a pending call, a settled envido or the
@@ -207,7 +207,39 @@ def _in_view_tricks(trick: Trick) -> bytes:
     return message_field(15, _TRICK.get(trick))
 
 
+def _award_bytes(award: Award) -> bytes:
+    return convert._encoded(convert.award_to_proto(award))
+
+
+def _hand_ended_bytes(summary: HandSummary) -> bytes:
+    """The encoding of the `HandEnded` holding `summary`, without its address (match_id,
+    seat): `convert._hand_ended`, written from the cached tricks and awards."""
+    parts = [
+        int_field(1, summary.game_number),
+        int_field(2, summary.hand_number),
+        int_field(3, summary.dealer),
+        int_field(4, summary.mano),
+    ]
+    for trick in summary.tricks:  # 5
+        parts.append(message_field(5, _TRICK.get(trick)))
+    parts.append(_optional(6, summary.winner_team))
+    for award in summary.awards:  # 7
+        parts.append(message_field(7, _AWARD.get(award)))
+    if summary.revealed:
+        parts.append(_messages(8, convert._seat_cards_to_proto(summary.revealed)))
+    parts.append(_packed(9, summary.scores))
+    parts.append(string_field(10, summary.ended_by))
+    if summary.flor_revealed:
+        parts.append(_messages(11, convert._seat_cards_to_proto(summary.flor_revealed)))
+    if summary.duels:
+        parts.append(_messages(12, map(convert.duel_summary_to_proto, summary.duels)))
+    parts.append(_optional(13, summary.gallo))
+    return message_field(3, b"".join(parts))  # HandEnded.summary = 3
+
+
 _IN_PLAYS: Final = convert._in_plays
+_AWARD: Final = wirecache.Shared(_award_bytes)
+_SUMMARY: Final = wirecache.Last(_hand_ended_bytes)
 _CARD: Final = wirecache.Shared(_card_bytes)
 _MOVE: Final = wirecache.Shared(_move_bytes)
 _TRICK: Final = wirecache.Shared(_trick_bytes)
@@ -314,7 +346,7 @@ def event_message(address: bytes, body: Any, match_id: str, seat: int) -> bytes:
     """A `ServerMessage` telling a seat about an engine event (`convert.event_to_proto`);
     `address` from `event_address(match_id, seat)`."""
     if isinstance(body, HandEndEvent):
-        data = address + _HAND_ENDED.get(body.summary)
+        data = address + _SUMMARY.get(body.summary)
         return _LEN[5] + varint(len(data)) + data
     if isinstance(body, MatchEndEvent):  # once a match: the message as convert builds it
         return serialize(convert.event_to_proto(body, match_id=match_id, seat=seat))
