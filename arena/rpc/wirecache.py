@@ -68,6 +68,31 @@ class Shared(Generic[_T]):
         return self.get(value)
 
 
+class ById(Generic[_T]):
+    """`encode`, remembered per object only: for values that cost less to encode (from other
+    cached pieces) than to hash, which for a nested frozen dataclass runs Python code at every
+    level."""
+
+    def __init__(self, encode: Callable[[_T], bytes]) -> None:
+        self.encode = encode
+        self.by_id: dict[int, tuple[_T, bytes]] = {}
+
+    def get(self, value: _T) -> bytes:
+        """The encoding of `value`: by identity, else encoded now."""
+        key = id(value)
+        entry = self.by_id.get(key)
+        if entry is not None and entry[0] is value:
+            return entry[1]
+        if len(self.by_id) >= CACHE_LIMIT:
+            self.by_id.clear()
+        encoded = self.encode(value)
+        self.by_id[key] = (value, encoded)
+        return encoded
+
+    def __call__(self, value: _T) -> bytes:
+        return self.get(value)
+
+
 class Last(Generic[_T]):
     """`encode`, remembered for the last object only (a hand's summary, told to each seat in
     turn)."""
