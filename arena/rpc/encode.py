@@ -13,6 +13,11 @@ empty list is left out, an ``optional`` field and a sub-message are written when
 scalars packed, negative integers as ten-byte varints): tests/test_encode.py checks it, message
 for message, over seeded matches of every variant. A message the stream carries is either a
 protobuf message or its bytes (`serialize`, `batch`); the bridge does not care which.
+
+`make compile` compiles this module and its caches (`arena.rpc.wirecache`) with mypyc, in the
+rules engine's group (tools/compile_rules.py); `arena.rpc.ENCODER` says whether a process
+runs that build or these sources (`arena/rpc/_native.py` chooses; both write the same bytes).
+Hence the typed module constants (`Final`: C statics when compiled) and plain loops.
 """
 
 from __future__ import annotations

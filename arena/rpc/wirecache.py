@@ -11,7 +11,9 @@ Python sources stay the reference (`arena.rpc.ENCODER` says which a process got)
 Each cache is emptied when it reaches `CACHE_LIMIT` entries. `Shared` caches values the engine
 hands out again and again as the same objects: it looks them up by identity first (hashing a
 nested frozen dataclass runs Python code at every level), then by value. An identity entry
-holds the object itself, so its id cannot be reused while the entry lives.
+holds the object itself, so its id cannot be reused while the entry lives. `ById` stops
+there (for values encoded from other cached pieces, cheaper than hashing them); `Last` keeps
+only the last object.
 """
 
 from __future__ import annotations
