@@ -10,13 +10,16 @@ RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
 .PHONY: install kits sandbox postgresql run test soak lint proto bench clean proto-tools compile
-# The mypyc build of the rules engine (tools/compile_rules.py), rebuilt when a source changes;
-# optional: without mypyc or a C compiler, arena.rules imports its Python sources.
+# The mypyc build of the rules engine and the wire encoder (tools/compile_rules.py), rebuilt
+# when a source changes; optional: without mypyc or a C compiler, arena.rules and arena.rpc
+# import their Python sources.
 COMPILED := arena/rules/_compiled/manifest.json
-# The rules tests run a second time on the Python sources (ARENA_PURE_RULES=1). (The privacy
+WIRE_SOURCES := arena/rpc/encode.py arena/rpc/wirecache.py arena/rpc/convert.py
+# The rules tests and the encoder's byte-for-byte test run a second time on the Python sources
+# (ARENA_PURE_RULES=1: the engine and the encoder). (The privacy
 # property test, the referee's message code over 1,200 games, runs once: test_rules_build.py checks
 # that both builds play every variant view for view alike.)
-PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py
+PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py tests/test_encode.py
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
@@ -36,10 +39,10 @@ install: $(STAMP) sandbox proto-tools postgresql compile
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)); fi
 	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
-$(COMPILED): $(STAMP) $(wildcard arena/rules/*.py) tools/compile_rules.py
-	$(BIN)/python tools/compile_rules.py || { rm -rf arena/rules/_compiled; \
+$(COMPILED): $(STAMP) $(wildcard arena/rules/*.py) $(WIRE_SOURCES) tools/compile_rules.py
+	$(BIN)/python tools/compile_rules.py || { rm -rf arena/rules/_compiled arena/rpc/_compiled; \
 		echo "note: the rules engine was not compiled (mypyc or a C compiler missing?);" \
-		"arena.rules uses its Python sources"; }
+		"arena.rules and arena.rpc use their Python sources"; }
 
 compile: $(STAMP)
 	@$(MAKE) --no-print-directory $(COMPILED)
@@ -119,5 +122,5 @@ bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) arena/rules/_compiled sample_bots/rust_random/target \
+	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) arena/rules/_compiled arena/rpc/_compiled sample_bots/rust_random/target \
 		sample_bots/java_random/build

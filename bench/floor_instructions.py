@@ -11,8 +11,11 @@ difference over the decisions played is the floor's instructions per decision.
 
 Builds: ``base`` (`rules_speed.BASELINE`, issue 14's "today", Python sources), ``start``
 (``BENCH_START``, default 7c4040b: the previous state of this work, Python sources), ``pure``
-(this checkout, ``ARENA_PURE_RULES=1``) and ``mypyc`` (this checkout's compiled engine). Run
-as a script, this file plays the matches on whatever `arena` its ``PYTHONPATH`` holds.
+(this checkout, ``ARENA_PURE_RULES=1``), ``mypyc-rules`` (this checkout's compiled engine, the
+wire encoder from its sources: ``ARENA_PURE_WIRE=1``) and ``mypyc`` (engine and encoder
+compiled, `make compile`); ``BENCH_FLOOR_BUILDS`` (e.g. ``mypyc-rules,mypyc``) runs only
+those named. The ``engine`` column says what each run imported: rules engine / wire encoder.
+Run as a script, this file plays the matches on whatever `arena` its ``PYTHONPATH`` holds.
 
     python -m bench floor_instructions
 """
@@ -109,14 +112,19 @@ def _play(matches: int) -> tuple[int, str]:
         arena_logging.configure(path=Path(folder) / "referee.jsonl")
         decisions = trio.run(main)
         arena_logging.configure(stream=open(os.devnull, "w"))  # noqa: SIM115  (flushes the file)
-    return decisions, getattr(arena.rules, "ENGINE", "python")
+    import arena.rpc
+
+    engines = (getattr(arena.rules, "ENGINE", "python"), getattr(arena.rpc, "ENCODER", "python"))
+    return decisions, "/".join(engines)
 
 
-def _count(root: Path, pure: bool, matches: int) -> tuple[int, int, str]:
+def _count(
+    root: Path, pure: bool, matches: int, env: dict[str, str] | None = None
+) -> tuple[int, int, str]:
     """(instructions, decisions, engine) of `matches` matches under callgrind."""
     from bench.rules_instructions import callgrind
 
-    count, out = callgrind([__file__, str(matches)], root, pure)
+    count, out = callgrind([__file__, str(matches)], root, pure, env)
     decisions, engine = out.split()[-2:]
     return count, int(decisions), engine
 
@@ -130,27 +138,43 @@ def part(_seconds: float) -> list[dict[str, object]]:
     matches = int(os.environ.get("BENCH_CALLGRIND_MATCHES", "20"))
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="arena-bench-floor-") as tmp:
-        builds: dict[str, tuple[Path | None, bool]] = {
-            "base": (rules_speed.export_baseline(
-                os.environ.get("BENCH_BASELINE", rules_speed.BASELINE), Path(tmp, "base")), True),
-            "start": (rules_speed.export_baseline(
-                os.environ.get("BENCH_START", START), Path(tmp, "start")), True),
-            "pure": (rules_speed.ROOT, True),
-            "mypyc": (rules_speed.ROOT, False),
+        wanted = os.environ.get("BENCH_FLOOR_BUILDS", "base,start,pure,mypyc-rules,mypyc")
+        names = [name.strip() for name in wanted.split(",") if name.strip()]
+        exported = {
+            name: rules_speed.export_baseline(os.environ.get(var, default), Path(tmp, name))
+            for name, var, default in (("base", "BENCH_BASELINE", rules_speed.BASELINE),
+                                       ("start", "BENCH_START", START))
+            if name in names
         }
+        builds: dict[str, tuple[Path | None, bool, dict[str, str]]] = {
+            "base": (exported.get("base"), True, {}),
+            "start": (exported.get("start"), True, {}),
+            "pure": (rules_speed.ROOT, True, {}),
+            "mypyc-rules": (rules_speed.ROOT, False, {"ARENA_PURE_WIRE": "1"}),
+            "mypyc": (rules_speed.ROOT, False, {}),
+        }
+        unknown = sorted(set(names) - set(builds))
+        if unknown:
+            raise SystemExit(f"BENCH_FLOOR_BUILDS: unknown build {', '.join(unknown)} "
+                             f"(builds: {', '.join(builds)})")
         base_per: float | None = None
-        for name, (root, pure) in builds.items():
+        rules_per: float | None = None  # the compiled engine with the encoder's sources
+        for name in names:
+            root, pure, env = builds[name]
             if root is None:
                 rows.append({"build": name, "note": "commit not found"})
                 continue
-            played, decisions, engine = _count(root, pure, matches)
-            start_up, _, _ = _count(root, pure, 0)
+            played, decisions, engine = _count(root, pure, matches, env)
+            start_up, _, _ = _count(root, pure, 0, env)
             per = (played - start_up) / decisions
             if name == "base":
                 base_per = per
+            if name == "mypyc-rules":
+                rules_per = per
             ratio = round(base_per / per, 2) if base_per else "n/a"
             rows.append({"build": name, "engine": engine, "decisions": decisions,
-                         "Ir/decision": round(per), "base/this": ratio})
+                         "Ir/decision": round(per), "base/this": ratio,
+                         "mypyc-rules/this": round(rules_per / per, 3) if rules_per else "n/a"})
     return rows
 
 

@@ -42,13 +42,17 @@ def instructions(
     return count, int(hands), engine
 
 
-def callgrind(script: list[str], root: Path, pure: bool) -> tuple[int, str]:
+def callgrind(
+    script: list[str], root: Path, pure: bool, extra_env: dict[str, str] | None = None
+) -> tuple[int, str]:
     """(instructions, standard output) of ``python *script`` under callgrind, importing
-    `arena` from `root` (its Python sources if `pure`)."""
+    `arena` from `root` (its Python sources if `pure`), with `extra_env` set."""
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("ARENA_PURE_RULES", None)
+    env.pop("ARENA_PURE_WIRE", None)
     if pure:
         env["ARENA_PURE_RULES"] = "1"
+    env.update(extra_env or {})
     done = subprocess.run(
         ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
          sys.executable, *script],

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from arena.errors import NotationError, ProtocolViolation, UnknownVariantError
+from arena.rpc import wirecache
 from arena.rules.actions import Action, ActionKind
 from arena.rules.cards import RANKS, Card, Deck, Suit, parse_card
 from arena.rules.signals import SeenSignal, Signal, SignalKind
@@ -245,7 +246,7 @@ def trick_to_proto(trick: Trick) -> pb.Trick:
     """A `Trick` message; `winner` and `winner_team` stay unset for a parda. The plays come
     from the encoding caches (each was in the current trick of some view before)."""
     msg = pb.Trick(leader=trick.leader, winner=trick.winner, winner_team=trick.winner_team)
-    msg.MergeFromString(b"".join(map(_in_plays, trick.plays)))
+    msg.MergeFromString(b"".join(map(_in_plays.get, trick.plays)))
     return msg
 
 
@@ -416,7 +417,7 @@ def view_into(msg: pb.View, view: SeatView) -> None:
 
 def legal_actions_into(msg: pb.DecisionRequest, actions: Iterable[Action]) -> None:
     """Append `actions` to the `legal_actions` of `msg` (from the encoding caches)."""
-    msg.MergeFromString(b"".join(map(_in_decision_legal_actions, actions)))
+    msg.MergeFromString(b"".join(map(_in_decision_legal_actions.get, actions)))
 
 
 def _view_head(view: SeatView) -> pb.View:
@@ -460,11 +461,11 @@ def _view_lists(view: SeatView) -> bytes:
     and legal actions, joined from the encoding caches."""
     return b"".join(
         [
-            *map(_in_hand, view.hand),
-            *map(_in_tricks, view.tricks),
-            *map(_in_current_trick, view.current_trick),
-            *map(_in_moves, view.moves),
-            *map(_in_legal_actions, view.legal_actions),
+            *map(_in_hand.get, view.hand),
+            *map(_in_tricks.get, view.tricks),
+            *map(_in_current_trick.get, view.current_trick),
+            *map(_in_moves.get, view.moves),
+            *map(_in_legal_actions.get, view.legal_actions),
         ]
     )
 
@@ -716,54 +717,29 @@ def event_from_proto(msg: pb.ServerMessage, deck: Deck) -> EventBody:
 # that value in its field (a `View` with one move in `moves`, a `GameEvent` without its
 # address). Protobuf parses concatenated encodings as one message, appending to repeated
 # fields and merging the rest, so one `MergeFromString` of the joined bytes fills every list
-# of a view in one call, instead of one Python-built message per element. The caches are
-# emptied when they reach `_CACHE_LIMIT` entries; only the encoding of the last hand summary
-# is kept (the referee tells it to each seat in turn).
+# of a view in one call, instead of one Python-built message per element. The caches
+# themselves are `arena.rpc.wirecache` (compiled with `arena.rpc.encode`, their hot caller):
+# emptied at `_CACHE_LIMIT` entries; only the encoding of the last hand summary is kept (the
+# referee tells it to each seat in turn).
 #
 # The caches of values the engine hands out again and again as the same objects (a hand's
 # cards, plays, moves and tricks are in every view of the hand, an event is told to each seat
 # of its audience as one object, and the engine builds each legal action once per kind and
-# card) are looked up by identity first: hashing and comparing a nested frozen dataclass runs
-# Python code at every level. An identity entry holds the object itself, so its id cannot be
-# reused while the entry lives; an object seen for the first time falls back to the cache by
-# value.
+# card) are looked up by identity first (`wirecache.Shared`), then by value.
 
-_CACHE_LIMIT = 4096
+_CACHE_LIMIT = wirecache.CACHE_LIMIT
 
 _T = TypeVar("_T")
 
 
-def _encoder(encode: Callable[[_T], bytes]) -> Callable[[_T], bytes]:
+def _encoder(encode: Callable[[_T], bytes]) -> wirecache.ByValue[_T]:
     """`encode`, remembered per value."""
-    cache: dict[_T, bytes] = {}
-
-    def cached(value: _T) -> bytes:
-        encoded = cache.get(value)
-        if encoded is None:
-            if len(cache) >= _CACHE_LIMIT:
-                cache.clear()
-            encoded = cache[value] = encode(value)
-        return encoded
-
-    return cached
+    return wirecache.ByValue(encode)
 
 
-def _shared_encoder(encode: Callable[[_T], bytes]) -> Callable[[_T], bytes]:
+def _shared_encoder(encode: Callable[[_T], bytes]) -> wirecache.Shared[_T]:
     """`encode`, remembered per object, then per value."""
-    by_value = _encoder(encode)
-    by_id: dict[int, tuple[_T, bytes]] = {}
-
-    def cached(value: _T) -> bytes:
-        entry = by_id.get(id(value))
-        if entry is not None and entry[0] is value:
-            return entry[1]
-        if len(by_id) >= _CACHE_LIMIT:
-            by_id.clear()
-        encoded = by_value(value)
-        by_id[id(value)] = (value, encoded)
-        return encoded
-
-    return cached
+    return wirecache.Shared(encode)
 
 
 def _encoded(msg: Any) -> bytes:
@@ -811,14 +787,7 @@ def _game_event(body: EventBody) -> bytes:
     return _encoded(_game_event_to_proto(body))
 
 
-_last_summary: tuple[HandSummary | None, bytes] = (None, b"")  # and its HandEnded encoding
-
-
+@wirecache.Last
 def _hand_ended(summary: HandSummary) -> bytes:
-    global _last_summary
-    last = _last_summary  # one read: another thread may replace it meanwhile
-    if last[0] is summary:
-        return last[1]
-    encoded = _encoded(pb.HandEnded(summary=summary_to_proto(summary)))
-    _last_summary = (summary, encoded)
-    return encoded
+    """The encoding of the `HandEnded` holding `summary` (the last one is kept)."""
+    return _encoded(pb.HandEnded(summary=summary_to_proto(summary)))
