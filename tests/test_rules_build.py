@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from build_support import compiled_package, copy_package
 
 ROOT = Path(__file__).resolve().parent.parent
 PROBE = (
@@ -33,25 +34,7 @@ PROBE = (
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the `arena` package with a compiled rules engine (the checkout's, else built
     here with tools/compile_rules.py: mypyc and a C compiler are dev requirements)."""
-    top = tmp_path_factory.mktemp("engine")
-    shutil.copytree(
-        ROOT / "arena", top / "arena", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    if not (top / "arena" / "rules" / "_compiled" / "manifest.json").is_file():
-        shutil.copytree(ROOT / "tools", top / "tools")
-        subprocess.run(
-            [sys.executable, "tools/compile_rules.py"],
-            cwd=top,
-            check=True,
-            capture_output=True,
-            timeout=600,
-        )
-    return top
-
-
-def _copy(built: Path, into: Path) -> Path:
-    shutil.copytree(built / "arena", into / "arena")
-    return into
+    return compiled_package(tmp_path_factory.mktemp("engine"), "rules/_compiled/manifest.json")
 
 
 def _probe(top: Path, **env: str) -> tuple[dict[str, object], str]:
@@ -90,7 +73,7 @@ def test_pure_env_imports_the_sources(built: Path) -> None:
 def test_a_stale_build_is_never_imported(built: Path, tmp_path: Path) -> None:
     """A source edited after the build (one comment line) makes the import use every source,
     with a warning that names the changed file and how to rebuild."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     state = top / "arena" / "rules" / "state.py"
     state.write_text(state.read_text() + "# edited after the build\n")
     seen, stderr = _probe(top)
@@ -103,7 +86,7 @@ def test_a_stale_build_is_never_imported(built: Path, tmp_path: Path) -> None:
 
 def test_a_new_source_makes_the_build_stale(built: Path, tmp_path: Path) -> None:
     """A rules module added after the build (not in its manifest) also makes it stale."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     (top / "arena" / "rules" / "extra.py").write_text('"""Added after the build."""\n')
     seen, stderr = _probe(top)
     assert seen["engine"] == "pure"
@@ -112,7 +95,7 @@ def test_a_new_source_makes_the_build_stale(built: Path, tmp_path: Path) -> None
 
 def test_a_build_for_another_python_is_skipped(built: Path, tmp_path: Path) -> None:
     """A manifest written by another interpreter (its cache tag) is not this one's build."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     manifest = top / "arena" / "rules" / "_compiled" / "manifest.json"
     data = json.loads(manifest.read_text())
     data["python"] = "cpython-39"
@@ -124,7 +107,7 @@ def test_a_build_for_another_python_is_skipped(built: Path, tmp_path: Path) -> N
 
 def test_without_a_build_the_sources_are_used_silently(built: Path, tmp_path: Path) -> None:
     """No `_compiled/` (a wheel, no C compiler): the sources, and nothing on stderr."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     shutil.rmtree(top / "arena" / "rules" / "_compiled")
     seen, stderr = _probe(top)
     assert seen["engine"] == "pure"

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from build_support import compiled_package, copy_package
 
 ROOT = Path(__file__).resolve().parent.parent
 ENV_VARS = ("ARENA_PURE_RULES", "ARENA_PURE_WIRE")
@@ -41,25 +42,7 @@ PROBE = (
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the `arena` package with the engine and the encoder compiled (the
     checkout's build, else one made here with tools/compile_rules.py)."""
-    top = tmp_path_factory.mktemp("wire")
-    shutil.copytree(
-        ROOT / "arena", top / "arena", ignore=shutil.ignore_patterns("__pycache__", "*.pyc")
-    )
-    if not (top / "arena" / "rpc" / "_compiled" / "manifest.json").is_file():
-        shutil.copytree(ROOT / "tools", top / "tools")
-        subprocess.run(
-            [sys.executable, "tools/compile_rules.py"],
-            cwd=top,
-            check=True,
-            capture_output=True,
-            timeout=900,
-        )
-    return top
-
-
-def _copy(built: Path, into: Path) -> Path:
-    shutil.copytree(built / "arena", into / "arena")
-    return into
+    return compiled_package(tmp_path_factory.mktemp("wire"), "rpc/_compiled/manifest.json")
 
 
 def _run(top: Path, script: str, **env: str) -> tuple[str, str]:
@@ -121,7 +104,7 @@ def test_a_stale_encoder_is_never_imported(built: Path, tmp_path: Path, name: st
     """A wire source edited after the build (one comment line; `convert` too, whose caches
     the compiled encoder binds) makes the import use the encoder's sources, with a warning
     that names the file and how to rebuild; the engine stays compiled."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     source = top / "arena" / "rpc" / name
     source.write_text(source.read_text() + "# edited after the build\n")
     seen, stderr = _probe(top)
@@ -137,7 +120,7 @@ def test_a_stale_encoder_is_never_imported(built: Path, tmp_path: Path, name: st
 def test_a_stale_engine_takes_the_encoder_with_it(built: Path, tmp_path: Path) -> None:
     """The compiled encoder lives in the engine's shared library: when a rules source changed
     (the engine then runs from its sources), the encoder does too, and still encodes."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     state = top / "arena" / "rules" / "state.py"
     state.write_text(state.read_text() + "# edited after the build\n")
     seen, stderr = _probe(top)
@@ -151,7 +134,7 @@ def test_a_stale_engine_takes_the_encoder_with_it(built: Path, tmp_path: Path) -
 def test_an_encoder_of_another_engine_build_is_skipped(built: Path, tmp_path: Path) -> None:
     """An engine manifest other than the one the encoder was built with (the engine rebuilt
     without it) makes the encoder use its sources."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     manifest = top / "arena" / "rules" / "_compiled" / "manifest.json"
     manifest.write_text(manifest.read_text() + "\n")
     seen, _ = _probe(top)
@@ -164,7 +147,7 @@ def test_without_an_encoder_build_the_sources_are_used_silently(
 ) -> None:
     """No `arena/rpc/_compiled/` (the encoder did not compile): its sources, nothing on
     stderr, beside the compiled engine."""
-    top = _copy(built, tmp_path)
+    top = copy_package(built, tmp_path)
     shutil.rmtree(top / "arena" / "rpc" / "_compiled")
     seen, stderr = _probe(top)
     assert (seen["engine"], seen["encoder"]) == ("compiled", "pure")

@@ -47,29 +47,6 @@ class ByValue(Generic[_T]):
         return self.get(value)
 
 
-class Shared(Generic[_T]):
-    """`encode`, remembered per object, then per value."""
-
-    def __init__(self, encode: Callable[[_T], bytes]) -> None:
-        self.by_value: ByValue[_T] = ByValue(encode)
-        self.by_id: dict[int, tuple[_T, bytes]] = {}
-
-    def get(self, value: _T) -> bytes:
-        """The encoding of `value`: by identity, else by value, else encoded now."""
-        key = id(value)
-        entry = self.by_id.get(key)
-        if entry is not None and entry[0] is value:
-            return entry[1]
-        if len(self.by_id) >= CACHE_LIMIT:
-            self.by_id.clear()
-        encoded = self.by_value.get(value)
-        self.by_id[key] = (value, encoded)
-        return encoded
-
-    def __call__(self, value: _T) -> bytes:
-        return self.get(value)
-
-
 class ById(Generic[_T]):
     """`encode`, remembered per object only: for values that cost less to encode (from other
     cached pieces) than to hash, which for a nested frozen dataclass runs Python code at every
@@ -93,6 +70,14 @@ class ById(Generic[_T]):
 
     def __call__(self, value: _T) -> bytes:
         return self.get(value)
+
+
+class Shared(ById[_T]):
+    """`encode`, remembered per object, then per value (a new object equal to one seen
+    before is not encoded again)."""
+
+    def __init__(self, encode: Callable[[_T], bytes]) -> None:
+        super().__init__(ByValue(encode).get)
 
 
 class Last(Generic[_T]):
