@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from build_support import compiled_package, copy_package
@@ -49,6 +50,21 @@ def _probe(top: Path, **env: str) -> tuple[dict[str, object], str]:
         timeout=120,
     )
     return json.loads(done.stdout), done.stderr
+
+
+def _output(built: Path, script: str, pure: str, timeout: float) -> Any:
+    """What `script` prints (JSON), run in a fresh interpreter on the package copy `built`,
+    with ARENA_PURE_RULES=`pure` ("0": the compiled build, "1": the sources)."""
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=built,
+        env={**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=timeout,
+    )
+    return json.loads(done.stdout)
 
 
 def test_a_fresh_build_is_imported(built: Path) -> None:
@@ -187,17 +203,7 @@ def test_compiled_and_pure_engines_play_the_same_games(built: Path) -> None:
     the same, character for character."""
     outputs = {}
     for pure in ("0", "1"):
-        environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
-        done = subprocess.run(
-            [sys.executable, "-c", PLAYOUT],
-            cwd=built,
-            env=environ,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-        )
-        outputs[pure] = json.loads(done.stdout)
+        outputs[pure] = _output(built, PLAYOUT, pure, timeout=300)
     compiled, pure_run = outputs["0"], outputs["1"]
     assert compiled[0] == "compiled"
     assert pure_run[0] == "pure"
@@ -225,17 +231,7 @@ def test_records_views_and_events_pickle(built: Path, pure: str) -> None:
     """Every view, event, game record, result, options and variant of a match survives a
     pickle round trip on either build (a frozen dataclass compiled by mypyc would refuse its
     own unpickling; a process pool sends these between processes)."""
-    environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
-    done = subprocess.run(
-        [sys.executable, "-c", PICKLES],
-        cwd=built,
-        env=environ,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    engine, count, equal = json.loads(done.stdout)
+    engine, count, equal = _output(built, PICKLES, pure, timeout=120)
     assert engine == ("pure" if pure == "1" else "compiled")
     assert count > 50
     assert equal is True
@@ -262,17 +258,7 @@ def test_native_initializers_only_in_the_compiled_build(built: Path, pure: str) 
     """`arena.rules.views.NATIVE` is true exactly in the compiled build (its written-out
     initializers then store fields natively), and the values it builds stay frozen there:
     assigning a field of a view, a pending call or a move still raises FrozenInstanceError."""
-    environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
-    done = subprocess.run(
-        [sys.executable, "-c", FROZEN],
-        cwd=built,
-        env=environ,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=120,
-    )
-    engine, native, refused, caller = json.loads(done.stdout)
+    engine, native, refused, caller = _output(built, FROZEN, pure, timeout=120)
     assert engine == ("pure" if pure == "1" else "compiled")
     assert native is (pure == "0")
     assert refused == ["seat", "caller", "seat"]
@@ -309,17 +295,7 @@ def test_equal_objects_from_outside_play_as_the_engines_own(built: Path) -> None
     path (plays, trick strength, cards leaving a hand) fall back to equality."""
     outputs = {}
     for pure in ("0", "1"):
-        environ = {**os.environ, "ARENA_PURE_RULES": pure, "PYTHONPATH": str(built)}
-        done = subprocess.run(
-            [sys.executable, "-c", FRESH_OBJECTS],
-            cwd=built,
-            env=environ,
-            capture_output=True,
-            text=True,
-            check=True,
-            timeout=300,
-        )
-        outputs[pure] = json.loads(done.stdout)
+        outputs[pure] = _output(built, FRESH_OBJECTS, pure, timeout=300)
     assert outputs["0"][0] == "compiled"
     assert outputs["1"][0] == "pure"
     assert len(outputs["0"]) > 200
