@@ -76,7 +76,8 @@ def tally(monkeypatch: pytest.MonkeyPatch) -> Tally:
     return seen
 
 
-def _config(tmp_path: Path, *, games: int, ponder_ms: int, short: bool) -> TournamentConfig:
+def _config(tmp_path: Path, *, games: int, ponder_ms: int, short: bool,
+            calm: bool = False) -> TournamentConfig:
     return parse_config({
         "tournament": {"name": "watched", "games": games, "variants": ["argentine-1v1"],
                        "concurrency": 4, "database": "arena.db", "replays": "replays",
@@ -86,7 +87,7 @@ def _config(tmp_path: Path, *, games: int, ponder_ms: int, short: bool) -> Tourn
         "executor": {"kind": "processes", "workers": 1},
         "bot": [
             {"name": "ponder", "command": ["python", str(TEST_BOTS / "pondering.py"),
-                                           str(ponder_ms)]},
+                                           str(ponder_ms)] + (["calm"] if calm else [])},
             {"name": "random", "command": ["python", str(SAMPLE_BOTS / "random_bot.py")]},
         ],
     }, base=tmp_path)
@@ -119,13 +120,14 @@ def test_a_watcher_who_joins_mid_match_sees_it_in_step_from_then_on(
     tmp_path: Path, tally: Tally
 ) -> None:
     """A raw-stub gRPC client starts watching one worker-played match (three chicos, one
-    bot thinking 40 ms a move) half a second after it started. From then on every table it
-    receives agrees with the engine's record of that match (tests/test_spectator.py's check:
-    no card before it is public, the moves so far, the cards held), never goes back, and
-    the last one is the end with the stored result. The worker sent that match's moves once
-    each, from the first, in order (the moves made before the watcher came in one batch) —
+    calm bot thinking 40 ms a move: at least 14 of its moves whatever the deal, over 100 in
+    practice) half a second after it started. From then on every table it receives agrees
+    with the engine's record of that match (tests/test_spectator.py's check: no card before
+    it is public, the moves so far, the cards held), never goes back, and the last one is
+    the end with the stored result. The worker sent that match's moves once each, from the
+    first, in order (the moves made before the watcher came in one batch) —
     and not one move of the match nobody watched."""
-    config = _config(tmp_path, games=2, ponder_ms=40, short=False)
+    config = _config(tmp_path, games=2, ponder_ms=40, short=False, calm=True)
     runner = TournamentRunner(config)
     runner.executor = ProcessExecutor(1)
     first_seen: dict[str, float] = {}
@@ -189,11 +191,12 @@ def test_a_watcher_who_joins_mid_match_sees_it_in_step_from_then_on(
 
 def test_a_web_live_page_is_a_watcher(tmp_path: Path) -> None:
     """`arena tournament --web` with worker processes and no delay: a plain HTTP reader of
-    the live feed (/api/live/ID/events) of a worker match (three chicos, one bot thinking
-    40 ms a move) gets the table as it moves on, hand after hand, because its page counts
-    as a watcher of that match (without it the coordinator's copy would stay at the deal,
-    and the page would show the deal until the run ends)."""
-    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"),
+    the live feed (/api/live/ID/events) of a worker match (three chicos, one calm bot
+    thinking 40 ms a move: at least 14 of its moves) gets the table as it moves on, hand
+    after hand, because its page counts as a watcher of that match (without it the
+    coordinator's copy would stay at the deal, and the page would show the deal until the
+    run ends)."""
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40", "calm"),
             "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
     config = write_config(tmp_path, name="webwatch", bots=bots, variants=("argentine-1v1",),
                           options={"argentine-1v1": {}}, games=1, concurrency=1,
