@@ -223,7 +223,10 @@ def test_a_running_match_can_be_watched_live_with_public_information_only(
     """With `arena tournament --web 0`, the live page lists the match being played; its
     viewer follows the match as it goes (the public state changes without a reload) and
     never draws a card face in any seat's hand: every hand is backs only."""
-    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "60"),
+    # A calm ponderer (tests/bots/pondering.py): the match lasts at least 137 of its
+    # decisions in 400 simulated deals (3 with a random one), so it is still on when the
+    # viewer has been watched for a while.
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40", "calm"),
             "heuristic": python_bot(HEURISTIC_BOT)}
     config = write_config(tmp_path, "watched", bots=bots, variants=("argentine-2v2",),
                           games=1, concurrency=1)
