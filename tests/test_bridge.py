@@ -759,36 +759,3 @@ def test_a_router_takes_arriving_messages_in_order_without_waking_the_receiver()
     assert replies == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4",
                        b"receive:s5", b"router:a6"]
     assert taken <= 2 + 4, taken  # start, the two messages it received, the end (and slack)
-
-
-def test_a_reader_wakes_trio_only_once_its_round_is_over(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The asyncio -> trio hop that carries arriving messages leaves at the end of the gRPC
-    loop's round of callbacks, not from inside the reader task that read them (issue 14:
-    sent from the reader, it woke trio's thread while the reader still held the GIL, and
-    trio's thread slept again on the GIL — one wake-up more per answer at one stream). So
-    every such hop is sent with no asyncio task running; the messages still all arrive, in
-    order."""
-    hops: list[asyncio.Task[Any] | None] = []
-    to_trio = _Crossing.to_trio
-
-    def noting(self: _Crossing, fn: Callable[..., object], *args: Any) -> bool:
-        if getattr(fn, "__name__", "") == "_drain" and threading.current_thread() is not (
-            threading.main_thread()
-        ):
-            hops.append(asyncio.current_task())
-        return to_trio(self, fn, *args)
-
-    monkeypatch.setattr(_Crossing, "to_trio", noting)
-    messages = 20
-
-    async def echo_now(stream: BridgedStream[bytes, bytes]) -> None:
-        async for message in stream:
-            stream.send_nowait(b"echo:" + message)
-        await stream.aclose()
-
-    replies, _taken = _steps_serving_one_at_a_time(
-        echo_now, [b"%d" % i for i in range(messages)]
-    )
-    assert replies == [b"echo:%d" % i for i in range(messages)]
-    assert len(hops) >= messages, hops
-    assert hops == [None] * len(hops), hops

@@ -25,14 +25,10 @@ wake-up only if none is pending for that stream. Wake-ups of all streams travel 
 (`_Batch`): one hop carries every wake-up posted while it was on its way. On the trio side the
 hop also waits for the end of the scheduler batch that posted it (a trio instrument,
 `_BatchEnd`, sends it), so everything the running trio tasks queue before they wait again
-rides on one hop. On the asyncio side it waits for the end of the loop's current round of
-callbacks (``loop.call_soon``): the reader that posted it has gone back to waiting, and lets
-go of the GIL soon after, by the time trio wakes (sent at once, trio's thread woke to a GIL
-still held and slept again on it: one wake-up more per answer). So a burst costs one hop, a
-ping-pong on one stream one hop per message each way, and many busy streams share hops.
-Each direction also has a window: the reader stops reading while ``window`` messages wait
-for trio (gRPC flow control then holds the client back), and `BridgedStream.send` waits
-while ``window`` messages wait for the network.
+rides on one hop. So a burst costs one hop, a ping-pong on one stream one hop per message
+each way, and many busy streams share hops. Each direction also has a window: the reader
+stops reading while ``window`` messages wait for trio (gRPC flow control then holds the
+client back), and `BridgedStream.send` waits while ``window`` messages wait for the network.
 
 gRPC costs far more per message than per byte, so a route may also say how to pack several
 messages into one (`StreamRoute.batch`). Once trio calls `BridgedStream.send_in_batches` on a
@@ -912,8 +908,6 @@ class GrpcServerThread:
         self._thread_error: BaseException | None = None
         self._batch_end = _BatchEnd()
         self._crossing.batch_to_asyncio.defer = self._batch_end.defer
-        if host is None:  # (hosted, both sides run on one thread: nothing to wait for)
-            self._crossing.batch_to_trio.defer = self._at_round_end
         # written on the gRPC thread, read and reset on trio's (a lost sample is harmless)
         self._loop_lag = 0.0
         # gRPC thread only
@@ -994,12 +988,6 @@ class GrpcServerThread:
             _forget_locals(exc)
             self._crossing.to_trio(self._on_thread_exit, error)
 
-    def _at_round_end(self, send: Callable[[], object]) -> None:
-        """Call ``send`` (which must never raise) once the gRPC loop has run the callbacks
-        that are ready now (gRPC thread only): the asyncio -> trio hop of a reader waits for
-        it to go back to waiting."""
-        self._loop.call_soon(send)
-
     async def _serve_reporting(self) -> None:
         """`_serve`, then tell trio it ended (and how)."""
         error: BaseException | None = None
@@ -1009,10 +997,7 @@ class GrpcServerThread:
             error = exc
             _forget_locals(exc)
         finally:
-            try:
-                await asyncio.sleep(0)  # the hops waiting for this round's end go first
-            finally:
-                self._crossing.to_trio(self._on_thread_exit, error)
+            self._crossing.to_trio(self._on_thread_exit, error)
 
     async def _serve(self) -> None:
         server = grpc.aio.server(options=self._options)
