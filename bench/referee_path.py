@@ -29,7 +29,10 @@ and ``gRPC µs`` (every other thread of the process — the asyncio loop that se
 grpc's own threads — minus everything the raw server spends). Per-thread CPU is read with
 ``pthread_getcpuclockid``. ``add p50/p99 ms``: the client's round trip (from an answer
 written to the next decision read) at the referee minus at the raw server, percentile by
-percentile; at 1 stream this is the latency the referee adds.
+percentile; at 1 stream this is the latency the referee adds. ``raw sw/dec`` and ``ref
+sw/dec``: context switches of all the server's threads per decision (from
+/proc/self/task/*/status, median of the rounds): each voluntary one is a thread that went to
+sleep and will be woken, so this counts the hops, exactly enough under load.
 
 ``floor µs`` is the referee's own CPU per decision with no wire at all (`measure_floor`:
 `run_match`, the rules engine, every message built and serialized by the real link, the log
@@ -57,6 +60,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from multiprocessing.connection import Connection as Pipe
 from pathlib import Path
@@ -233,6 +237,7 @@ def run_bots(
     process.start()
     sender.close()
     cpu = {}
+    switches: dict[str, int] = {}
     per_thread: dict[str, dict[str, float]] = {}
     try:
         while True:
@@ -244,6 +249,7 @@ def run_bots(
                 got = (False, "it exited without a result (see its traceback above)")
             if isinstance(got, str):
                 cpu[got] = time.process_time()
+                switches[got] = _switches()
                 per_thread[got] = {name: _thread_cpu(ident) for name, ident in threads.items()}
                 continue
             ok, outcome = got
@@ -257,7 +263,20 @@ def run_bots(
     if not ok:
         raise RuntimeError(f"the bench bot client failed: {outcome}")
     spent = {name: per_thread["stop"][name] - per_thread["start"][name] for name in threads}
+    spent["switches"] = switches["stop"] - switches["start"]
     return outcome, cpu["stop"] - cpu["start"], spent
+
+
+def _switches() -> int:
+    """Context switches of every thread of this process so far (voluntary: a thread went to
+    sleep, so each is a wake-up to come; involuntary: it was preempted)."""
+    total = 0
+    for task in Path("/proc/self/task").iterdir():
+        with suppress(OSError):  # a thread that ended meanwhile
+            for line in (task / "status").read_text().splitlines():
+                if "ctxt_switches:" in line:
+                    total += int(line.split()[-1])
+    return total
 
 
 def _thread_cpu(ident: int) -> float:
@@ -301,12 +320,14 @@ class Round:
     cpu_us: float  # server CPU µs per decision
     main_us: float  # of which on the thread that runs the handlers (trio's for the referee)
     loop_us: float  # of which on the referee's gRPC thread (asyncio); 0 for raw
+    switches: float  # context switches of the server's threads per decision
 
     @staticmethod
     def of(tally: Tally, cpu: float, threads: dict[str, float]) -> Round:
         per = 1e6 / max(tally.decisions, 1)
         return Round(tally, cpu * per, threads.get("main", 0.0) * per,
-                     threads.get("grpc", 0.0) * per)
+                     threads.get("grpc", 0.0) * per,
+                     threads.get("switches", 0.0) / max(tally.decisions, 1))
 
 
 def measure_raw(streams: int, seconds: float) -> Round:
@@ -506,6 +527,8 @@ def part(seconds: float) -> list[dict[str, object]]:
                     "ceiling": raw_us / (raw_us + floor_us),
                     "add p50 ms": p50,
                     "add p99 ms": p99,
+                    "raw sw/dec": statistics.median(r.switches for r in raw),
+                    "ref sw/dec": statistics.median(r.switches for r in results),
                 }
             )
     return rows
