@@ -11,8 +11,11 @@ line says how many files were checked.
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import shutil
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,31 +54,40 @@ class LineValidator:
         return validator.iter_errors(line)
 
 
-def check_replay_file(path: Path, validator: LineValidator) -> list[str]:
-    """What is wrong with one replay file: schema errors by line, then the re-scorer's."""
+def check_replay_file(path: Path, validator: LineValidator) -> tuple[list[str], int, bool]:
+    """What is wrong with one replay file (schema errors by line, then the re-scorer's), its
+    number of lines, and whether a fault cut it short."""
     text = path.read_text(encoding="utf-8").splitlines()
     problems = []
+    cut_short = False
     for number, line in enumerate(text, 1):
         for error in validator.iter_errors(json.loads(line)):
             where = "/".join(map(str, error.absolute_path)) or "(line)"
             problems.append(f"{path}:{number}: {where}: {error.message}")
     if not problems:
         try:
-            if rescore(path).cut_short:
-                _checked["cut_short"] += 1
+            cut_short = rescore(path).cut_short
         except (RescoreError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: rescore: {exc!r}")
-    _checked["lines"] += len(text)
-    return problems
+    return problems, len(text), cut_short
+
+
+_VALIDATOR: list[LineValidator] = []  # one per checking process
+
+
+def _check_in_pool(path: Path) -> tuple[list[str], int, bool]:
+    if not _VALIDATOR:
+        _VALIDATOR.append(LineValidator(json.loads(REPLAY_SCHEMA.read_text(encoding="utf-8"))))
+    return check_replay_file(path, _VALIDATOR[0])
 
 
 @pytest.fixture(scope="session", autouse=True)
 def every_replay_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """After the last test: every format-2 replay written under the session's temporary
-    folder validates against docs/replay.schema.json and re-scores with tests/rescore.py."""
+    folder validates against docs/replay.schema.json and re-scores with tests/rescore.py
+    (checked by one process per core: ~40,000 lines)."""
     yield
-    validator = LineValidator(json.loads(REPLAY_SCHEMA.read_text(encoding="utf-8")))
-    problems: list[str] = []
+    replays: list[Path] = []
     for path in sorted(tmp_path_factory.getbasetemp().rglob("*.jsonl")):
         if "tampered" in path.name:
             continue
@@ -90,8 +102,19 @@ def every_replay_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         if header.get("format") == 1:
             _checked["format1"] += 1
             continue
+        replays.append(path)
+    problems: list[str] = []
+    if len(replays) > 20:
+        context = multiprocessing.get_context("spawn")  # (no fork of a process running grpc)
+        with ProcessPoolExecutor(os.cpu_count() or 1, mp_context=context) as pool:
+            checked = list(pool.map(_check_in_pool, replays, chunksize=8))
+    else:
+        checked = [_check_in_pool(path) for path in replays]
+    for found, lines, cut_short in checked:
+        problems.extend(found)
         _checked["files"] += 1
-        problems.extend(check_replay_file(path, validator))
+        _checked["lines"] += lines
+        _checked["cut_short"] += cut_short
     assert not problems, "replays that break docs/replay.schema.json or tests/rescore.py:\n" + (
         "\n".join(problems[:40])
     )
