@@ -9,7 +9,7 @@ C_BOT := sample_bots/c_random/bot
 RUST_BOT := sample_bots/rust_random/target/release/rust_random
 JAVA_BOT := sample_bots/java_random/build/RandomBot.class
 
-.PHONY: install kits sandbox postgresql run test soak lint proto bench clean proto-tools compile
+.PHONY: install test-deps kits sandbox postgresql run test soak lint proto bench clean proto-tools compile
 # The mypyc build of the rules engine and the wire encoder (tools/compile_rules.py), rebuilt
 # when a source changes; optional: without mypyc or a C compiler, arena.rules and arena.rpc
 # import their Python sources.
@@ -23,28 +23,40 @@ PURE_TESTS := tests/test_rules_*.py tests/test_cards.py tests/test_golden.py tes
 # What tests/test_proto_compile.py needs to compile the .proto as C++ and Java (Debian).
 PROTO_TOOLS := protobuf-compiler libprotobuf-dev libprotobuf-java g++ default-jdk-headless
 
-$(STAMP): pyproject.toml
+# Two installs: what `make run` needs (the package, and mypyc to compile the engine: the
+# `build` extra), and what the tests need on top (the `dev` extra: pytest, Ray, psycopg,
+# Playwright, ...). `make run` stays light.
+RUN_STAMP := $(VENV)/.installed-run
+$(RUN_STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[build]'
+	touch $(RUN_STAMP)
+
+$(STAMP): $(RUN_STAMP) pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 $(JS_BOT)/node_modules/.installed: $(JS_BOT)/package.json
 	if [ -f $(JS_BOT)/package.json ]; then cd $(JS_BOT) && npm install --no-audit --no-fund --silent && touch node_modules/.installed; fi
 
-install: $(STAMP) sandbox proto-tools postgresql compile
-	@# the browser tests drive Debian's chromium (Playwright never downloads a browser)
+# What `make run` needs: the package, the sandbox, the compiled engine, the JS bot's packages.
+install: $(RUN_STAMP) sandbox compile
+	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
+
+# What the tests need on top: the dev extra, protoc and the C++/Java toolchains, PostgreSQL,
+# and Debian's chromium for the browser tests (Playwright never downloads a browser).
+test-deps: install $(STAMP) proto-tools postgresql
 	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		(DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium || (apt-get update -q \
 		&& DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium)); fi
-	@if [ -f $(JS_BOT)/package.json ]; then $(MAKE) --no-print-directory $(JS_BOT)/node_modules/.installed; fi
 
-$(COMPILED): $(STAMP) $(wildcard arena/rules/*.py) $(WIRE_SOURCES) tools/compile_rules.py
+$(COMPILED): $(RUN_STAMP) $(wildcard arena/rules/*.py) $(WIRE_SOURCES) tools/compile_rules.py
 	$(BIN)/python tools/compile_rules.py || { rm -rf arena/rules/_compiled arena/rpc/_compiled; \
 		echo "note: the rules engine was not compiled (mypyc or a C compiler missing?);" \
 		"arena.rules and arena.rpc use their Python sources"; }
 
-compile: $(STAMP)
+compile: $(RUN_STAMP)
 	@$(MAKE) --no-print-directory $(COMPILED)
 
 kits: $(C_BOT) $(RUST_BOT) $(JAVA_BOT)
@@ -102,25 +114,25 @@ postgresql:
 run: install
 	$(BIN)/arena tournament --fresh sample_bots/tournament.toml
 
-test: install kits
+test: test-deps kits
 	$(BIN)/python -m pytest -q
 	ARENA_PURE_RULES=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 
 # The soak tests (marked `slow`) at full size: make test runs them too, in their short default
 # form (README "Tests").
-soak: install
+soak: test-deps
 	ARENA_SOAK=1 $(BIN)/python -m pytest -q -m slow
 
-lint: install
+lint: install $(STAMP)
 	$(BIN)/ruff check arena tests
 	$(BIN)/mypy
 
-proto: install
+proto: install $(STAMP)
 	$(BIN)/python -m arena.rpc.codegen
 
 bench: install
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) .pytest_cache arena.db replays $(C_BOT) arena/rules/_compiled arena/rpc/_compiled sample_bots/rust_random/target \
+	rm -rf $(VENV) .pytest_cache arena.db replays logs $(C_BOT) arena/rules/_compiled arena/rpc/_compiled sample_bots/rust_random/target \
 		sample_bots/java_random/build
