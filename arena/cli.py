@@ -234,7 +234,7 @@ def _run(
             eta = (time.monotonic() - begun) / n * (todo - n)
             winner = "nobody" if side is None else bots[side]
             err.print(match_line(n, todo, pairing.match_id, o.termination.name.lower(),
-                                 winner, points, eta), highlight=False, markup=False)
+                                 winner, bots, points, eta), highlight=False, markup=False)
         if not o.normal:
             who = ("no winner" if o.faulty_seat is None
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")

@@ -86,12 +86,13 @@ class LiveStandings:
 
 
 def match_line(n: int, total: int, match_id: str, termination: str, winner: str,
-               points: tuple[int, int], eta_s: float) -> str:
+               bots: tuple[str, str], points: tuple[int, int], eta_s: float) -> str:
     """The plain line of one finished match (not on a terminal): its count, id, how it ended,
-    the bot that won it ("nobody"), the points of the match id's two bots in that order, and
-    the ETA of the run."""
+    the bot that won it ("nobody"), the score as "bot points-points bot" (the bots in the
+    order the results store them, which alternates between a pair's matches, so each number
+    is named), and the ETA of the run."""
     return (f"[{n}/{total}] {match_id}: {termination}, won by {winner}, "
-            f"{points[0]}-{points[1]}; ETA {eta_s:.0f} s")
+            f"{bots[0]} {points[0]}-{points[1]} {bots[1]}; ETA {eta_s:.0f} s")
 
 
 @contextmanager

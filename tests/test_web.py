@@ -312,20 +312,23 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
 
 def test_a_tournament_not_on_a_terminal_logs_a_line_per_match_with_an_eta(played: Path) -> None:
     """Not on a terminal, `arena tournament` prints one line per finished match on stderr:
-    its count, its id, how it ended, the bot that won it (as stored), the points of the
-    id's two bots (as stored) and an ETA; the last one's ETA is 0 s."""
+    its count, its id, how it ended, the bot that won it (as stored), the score with each
+    bot's name beside its points (as stored: the order alternates between a pair's matches,
+    so a bare "22-61" was read the wrong way round) and an ETA; the last one's ETA is 0 s."""
     lines = [ln for ln in (played.parent / "tournament.err").read_text().splitlines()
              if re.match(r"\[\d+/\d+\] ", ln)]
     rows = {r["id"]: r for r in _rows(played)}
     assert len(lines) == len(rows)
     for n, line in enumerate(lines, 1):
         m = re.fullmatch(
-            r"\[(\d+)/(\d+)\] (\S+): (\w+), won by (\S+), (\d+)-(\d+); ETA (\d+) s", line)
+            r"\[(\d+)/(\d+)\] (\S+): (\w+), won by (\S+), (\S+) (\d+)-(\d+) (\S+); ETA (\d+) s",
+            line)
         assert m, line
         assert (int(m.group(1)), int(m.group(2))) == (n, len(rows))
         row = rows[m.group(3)]
         assert m.group(4) == row["termination"]
         winner = {0: row["bot0"], 1: row["bot1"]}.get(row["winner_bot"], "nobody")
         assert m.group(5) == winner
-        assert (int(m.group(6)), int(m.group(7))) == (row["points0"], row["points1"])
+        assert (m.group(6), m.group(9)) == (row["bot0"], row["bot1"])
+        assert (int(m.group(7)), int(m.group(8))) == (row["points0"], row["points1"])
     assert lines[-1].endswith("ETA 0 s")
