@@ -161,6 +161,11 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     ("limits a string", _top('limits = "none"'), ["limits: must be a table"]),
     ("tls a list", _top("tls = [1, 2]"), ["tls: must be a table"]),
     ("storage a string", _top('storage = "x"'), ["storage: must be a table"]),
+    ("spectators a number", _section_as("spectators", "5"), ["spectators: must be a table"]),
+    ("executor a list", _section_as("executor", "[1]"), ["executor: must be a table"]),
+    ("sandbox a string", _section_as("sandbox", '"strict"'), ["sandbox: must be a table"]),
+    ("faults a boolean", _section_as("faults", "true"), ["faults: must be a table"]),
+    ("options a number", _section_as("options", "7"), ["options: must be a table"]),
     ("non-UTF-8 file", _non_utf8, ["not UTF-8"]),
     ("variant twice", _replace('variants = ["argentine-1v1"]',
                                'variants = ["argentine-1v1", "argentine-1v1"]'),
@@ -209,6 +214,15 @@ def test_a_malformed_config_is_refused_in_one_line_and_creates_nothing(
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     _assert_refused(run, words)
     assert _files(tmp_path) == before, f"{case}: files created by a refused start"
+
+
+def test_a_database_in_a_folder_that_cannot_be_made_is_one_error_line(tmp_path: Path) -> None:
+    """A database under a folder the checks cannot foresee failing (/proc accepts the access
+    check, then refuses the folder, even to root): exit 2 and one line naming the database
+    and why, no traceback."""
+    path = _edit(_config(tmp_path), 'database = "arena.db"', 'database = "/proc/nope/arena.db"')
+    run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+    _assert_refused(run, ["database", "/proc/nope/arena.db", "cannot create"])
 
 
 @contextlib.contextmanager

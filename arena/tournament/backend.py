@@ -236,10 +236,15 @@ def open_backend(
         conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout, check_same_thread=False,
                                isolation_level=None)
     else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # The tournament's storage worker uses the connection from one worker thread at a time.
-        conn = sqlite3.connect(path, timeout=busy_timeout, check_same_thread=False,
-                               isolation_level=None)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # The tournament's storage worker uses the connection from one worker thread at a
+            # time.
+            conn = sqlite3.connect(path, timeout=busy_timeout, check_same_thread=False,
+                                   isolation_level=None)
+        except (OSError, sqlite3.Error) as exc:  # a folder the checks could not foresee
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise DatabaseError(f"database: cannot create {path}: {why}") from None
     return Backend("sqlite", conn, path)
 
 

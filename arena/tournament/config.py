@@ -392,7 +392,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
                 raise ConfigError(f"tls.{name}: cannot read {path}: {exc.strerror}") from None
             if b"-----BEGIN" not in pem:
                 raise ConfigError(f"tls.{name}: {path} is not a PEM file")
-    spectators = raw.get("spectators", {})
+    spectators = _table(raw, "spectators")
     _check_keys(spectators, {"delay_s", "token"}, "spectators")
     spectator_token = spectators.get("token")
     if spectator_token is not None and (not isinstance(spectator_token, str)
