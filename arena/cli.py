@@ -99,7 +99,9 @@ class _ArenaGroup(click.Group):
 def main() -> None:
     """Truco Arena: a referee for Truco bot tournaments.
 
-    Bots are programs in any language that speak the gRPC protocol in proto/arena/v1/arena.proto.
+    Bots are programs in any language that speak the gRPC protocol in proto/arena/v1/arena.proto,
+    or plain lines on stdin/stdout (docs/stdio.md: `protocol = "stdio"` in the config,
+    `stdio:COMMAND` in `arena match`, `arena check --stdio`, `arena stdio` for a remote bot).
     Start with `arena tournament sample_bots/tournament.toml`.
     """
 
