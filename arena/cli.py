@@ -683,7 +683,9 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
 
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.option("--server", help="Referee address HOST:PORT (env ARENA_SERVER).")
-@click.option("--token", help="Admission token (env ARENA_TOKEN).")
+@click.option("--token", help=(
+    "Admission token (env ARENA_TOKEN_FD: a file descriptor to read it from, which the "
+    "referee sets for a bot it launches; or ARENA_TOKEN)."))
 @click.option("--name", help="Bot name (env ARENA_BOT_NAME).")
 @click.option("--tls-ca", help="PEM certificate to trust: connect over TLS (env ARENA_TLS_CA).")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)

@@ -551,3 +551,17 @@ def test_golden_stdio_transcript(name: str) -> None:
     for i, (a, b) in enumerate(zip(got, want, strict=False)):
         assert a == b, f"{name} line {i + 1} differs:\n got: {a}\nwant: {b}"
     assert len(got) == len(want), f"{name}: {len(got)} lines, golden has {len(want)}"
+
+
+@pytest.mark.parametrize("how", [["-m", "arena.stdio"], ["-m", "arena.cli", "stdio"]])
+def test_the_stdio_door_explains_itself(how: list[str]) -> None:
+    """`python -m arena.stdio --help` and `arena stdio --help` print the usage and exit 0
+    (the first started a bot called "--help"), and say a launched bot's token comes from
+    ARENA_TOKEN_FD, a remote one's from --token or ARENA_TOKEN (they named ARENA_TOKEN
+    alone, which a launched bot never gets)."""
+    run = subprocess.run([sys.executable, *how, "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert run.returncode == 0, run.stderr
+    text = " ".join(run.stdout.split())
+    for words in ("--server", "--token", "ARENA_TOKEN_FD", "ARENA_TOKEN)"):
+        assert words in text, (words, text)

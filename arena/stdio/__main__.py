@@ -17,6 +17,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--" in args:
         cut = args.index("--")
         own, command = args[:cut], args[cut + 1 :]
+    elif args[:1] in (["-h"], ["--help"]):  # (no bot is called --help)
+        own, command = args[:1], []
     else:
         own, command = [], args
     parser = argparse.ArgumentParser(
@@ -26,7 +28,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "-- COMMAND...",
     )
     parser.add_argument("--server", help="referee address host:port (env ARENA_SERVER)")
-    parser.add_argument("--token", help="admission token (env ARENA_TOKEN)")
+    parser.add_argument("--token", help="admission token (env ARENA_TOKEN_FD: a file "
+                        "descriptor to read it from, set for a launched bot; or ARENA_TOKEN)")
     parser.add_argument("--name", help="bot name (env ARENA_BOT_NAME)")
     parser.add_argument("--tls-ca", help="PEM certificate to trust: connect over TLS "
                         "(env ARENA_TLS_CA)")
