@@ -37,10 +37,10 @@ START = "7c4040b"
 class Answered:
     """A `PendingAnswer` answered at once with the first legal action, at a wire time."""
 
-    __slots__ = ("received_at", "sent_at")
+    __slots__ = ("handed_at", "received_at", "sent_at")
 
     def __init__(self) -> None:
-        self.sent_at = self.received_at = time.monotonic()
+        self.sent_at = self.received_at = self.handed_at = time.monotonic()
 
     def unread_since(self) -> float | None:
         return None

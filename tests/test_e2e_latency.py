@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from test_e2e_support import (
+    SAMPLE_BOTS,
     TEST_BOTS,
     arena,
     bot_cmd,
@@ -144,3 +145,35 @@ def test_csv_markdown_table_and_web_show_the_same_numbers(played: Path) -> None:
     for bot, s in stats.items():
         assert round(s.p50_ms, 2) == again[bot]["latency_p50_ms"]
         assert round(s.p99_ms, 2) == again[bot]["latency_p99_ms"]
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two bots that answer at once (the sample random bot, the first-legal test bot)."""
+    folder = tmp_path_factory.mktemp("quick")
+    config = write_config(folder, name="quick", variants=["argentine-1v1"], games=6,
+                          concurrency=2, decision_ms=2000, options={"argentine-1v1": {}},
+                          bots={"random": python_bot(SAMPLE_BOTS / "random_bot.py"),
+                                "first": bot_cmd("first_legal")})
+    run = arena("tournament", config, "--no-progress", cwd=folder)
+    assert run.returncode == 0, explain(run)
+    return folder
+
+
+def test_every_answer_took_some_time(quick: Path) -> None:
+    """No answer is recorded as quicker than a bot in another process can give one (50 µs:
+    a gRPC round trip through the SDK takes more): its clock starts when the request is
+    handed to gRPC, not when the write returns. Stamped after the write, an answer read
+    before the writer resumed came out at a few µs or clamped to 0.0 (3-16 % of a fast
+    bot's decisions), and the medians were too low."""
+    latencies: dict[str, list[float]] = {}
+    for row in stored_matches(quick / "arena.db"):
+        lines = read_replay(Path(row["replay"]))
+        seats = {s["seat"]: s["bot"] for s in lines[0]["seats"]}
+        for line in lines:
+            if line["type"] == "action" and not line["fault"]:
+                latencies.setdefault(seats[line["seat"]], []).append(float(line["latency_ms"]))
+    assert sum(map(len, latencies.values())) > 100
+    for bot, values in latencies.items():
+        quick = sorted(v for v in values if v < 0.05)
+        assert not quick, f"{bot}: {len(quick)} of {len(values)} answers under 50 µs: {quick}"

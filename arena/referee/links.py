@@ -91,6 +91,9 @@ class PendingAnswer(Protocol):
     referee's task got round to it); the link reports them, the referee alone judges them."""
 
     sent_at: float | None  # when the request left for the bot (None: not yet)
+    # when it was handed to the transport, before that write returned (None: not yet): where
+    # the bot's time starts (`sent_at` can be noted after the answer was read)
+    handed_at: float | None
     received_at: float | None  # when the answer arrived (set once `wait` has returned)
 
     def unread_since(self) -> float | None:

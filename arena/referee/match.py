@@ -301,9 +301,10 @@ async def _ask_fairly(
     """Wait for the answer to a request sent over a wire that reports its times; the answer
     (None: too late) and the bot's own time in seconds (None if unknown).
 
-    Fair clocks: the bot's time runs from when its request actually left (`sent_at`) to when
-    its answer arrived (`received_at`), both noted on the wire's side; a busy referee that
-    queued the request late, or routed the answer late, costs the bot nothing. At the
+    Fair clocks: the bot's time runs from when its request was handed to the transport
+    (`handed_at`) to when its answer arrived (`received_at`), both noted on the wire's
+    side; a busy referee that queued the request late, or routed the answer late, costs the
+    bot nothing. At the
     deadline in trio's time the referee looks at the wire's clock before it calls a timeout:
     a request that left late still has the rest of its time; an answer already read off the
     wire but not routed yet is waited for."""
@@ -326,10 +327,16 @@ async def _ask_fairly(
     finally:
         if pending.received_at is None:
             pending.abandon()
-    sent, received = pending.sent_at, pending.received_at
-    if sent is None or received is None:
+    # The bot's time starts as the request is handed to the transport (`handed_at`), not
+    # when the write is seen to return (`sent_at`): that is noted when the writer resumes,
+    # which can come after the answer was already read off the wire (a fast bot's time was
+    # then a few µs, or 0).
+    start, received = pending.handed_at, pending.received_at
+    if start is None:
+        start = pending.sent_at
+    if start is None or received is None:
         return answer, None
-    wire_s = max(0.0, received - sent)
+    wire_s = max(0.0, received - start)
     return (answer if wire_s <= budget else None), wire_s
 
 

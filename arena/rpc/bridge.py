@@ -358,9 +358,11 @@ class _BatchEnd(trio.abc.Instrument):
 
 
 class SentNote(Protocol):
-    """Whoever wants to know when a message left: the writer sets ``sent_at``."""
+    """Whoever wants to know when a message left: the writer sets ``handed_at`` as it hands
+    the message to gRPC and ``sent_at`` once gRPC has written it (the write returns)."""
 
     sent_at: float | None
+    handed_at: float | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -520,7 +522,9 @@ class BridgedStream(Generic[InT, OutT]):
 
     def send_nowait(self, message: OutT, note: SentNote | None = None) -> None:
         """Queue a message for the client; once gRPC has written it, the writer sets
-        ``note.sent_at`` to the time.monotonic() of that moment (on the gRPC thread).
+        ``note.sent_at`` to the time.monotonic() of that moment (on the gRPC thread), and
+        ``note.handed_at`` to the moment it handed it to gRPC (the writer may resume after the
+        write returned only once the answer is already read).
 
         Raises `StreamClosed` if the stream has ended or is closing, `trio.WouldBlock` if
         ``window`` messages are still waiting to be written.
@@ -788,6 +792,10 @@ class _AsyncioSide(Generic[InT, OutT]):
                     if isinstance(item, _Close):
                         self.abort(item.code, item.details)
                         return
+                    if noted:
+                        handed = time.monotonic()
+                        for note in noted:
+                            note.handed_at = handed
                     await self._context.write(item)
                     if noted:
                         written = time.monotonic()

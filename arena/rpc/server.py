@@ -158,11 +158,13 @@ class _Waiting:
     """A request waiting for its answer on a connection; the referee's `PendingAnswer`.
 
     It reports when the request left (`sent_at`, set by the bridge's writer on the gRPC
-    thread once gRPC has written it) and when its answer arrived (`received_at`, read off
+    thread once gRPC has written it; `handed_at`, when the writer handed it to gRPC) and
+    when its answer arrived (`received_at`, read off
     the wire on the gRPC thread), both time.monotonic(); it judges nothing: the referee does.
     """
 
-    __slots__ = ("answer", "conn", "deck", "match_id", "received_at", "rid", "seat", "sent_at")
+    __slots__ = ("answer", "conn", "deck", "handed_at", "match_id", "received_at", "rid", "seat",
+                 "sent_at")
 
     def __init__(self, conn: Connection, rid: str, match_id: str, seat: int, deck: Any) -> None:
         self.conn = conn
@@ -172,6 +174,7 @@ class _Waiting:
         self.deck = deck
         self.answer = _AnswerSlot()
         self.sent_at: float | None = None
+        self.handed_at: float | None = None
         self.received_at: float | None = None
 
     def unread_since(self) -> float | None:
