@@ -4,6 +4,7 @@ variants."""
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import shlex
 import sys
@@ -781,10 +782,15 @@ def variants() -> None:
         table.add_column(name)
     for name, v in VARIANTS.items():
         opts = "; ".join(
-            f"{o.name}: {', '.join(map(str, option_choices(o)))}" for o in v.option_specs
+            f"{o.name}: {', '.join(map(toml_value, option_choices(o)))}" for o in v.option_specs
         )
         table.add_row(name, str(v.num_seats), v.description, opts)
     out.print(table)
+
+
+def toml_value(value: Any) -> str:
+    """A value as it is written in a config file (TOML): true, 15, 0.25, "team"."""
+    return json.dumps(value)
 
 
 def option_choices(spec: OptionSpec) -> list[Any]:

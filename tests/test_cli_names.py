@@ -10,12 +10,13 @@ import os
 import signal
 import subprocess
 import time
+import tomllib
 from pathlib import Path
 
 import pytest
 from test_e2e_support import ARENA, SAMPLE_BOTS, arena, explain, python_bot, write_config
 
-from arena.cli import _option_value, option_choices
+from arena.cli import _option_value, option_choices, toml_value
 from arena.errors import ConfigError
 from arena.rules.variants import VARIANTS
 from arena.tournament.config import load_config, parse_config
@@ -74,13 +75,16 @@ def test_decimal_options_are_numbers_on_the_command_line(tmp_path: Path) -> None
 
 def test_arena_variants_lists_each_options_default_first(tmp_path: Path) -> None:
     """Every option's values, as `arena variants` lists them, start with its default (the
-    table's heading says "default first"; it listed them in declaration order), and every
-    option is in the table."""
+    table's heading says "default first"; it listed them in declaration order), every option
+    is in the table, and each value is written as the config file takes it (TOML: `false`,
+    `"team"`; it printed Python's `False`, which a config refuses)."""
     for variant in VARIANTS.values():
         for spec in variant.option_specs:
             listed = option_choices(spec)
             assert listed[0] == spec.default
             assert sorted(map(str, listed)) == sorted(map(str, spec.choices))
+            for value in listed:
+                assert tomllib.loads(f"x = {toml_value(value)}")["x"] == value
     assert any(spec.choices[0] != spec.default
                for v in VARIANTS.values() for spec in v.option_specs), "nothing to reorder"
     run = arena("variants", cwd=tmp_path)
@@ -88,6 +92,7 @@ def test_arena_variants_lists_each_options_default_first(tmp_path: Path) -> None
     assert "default first" in run.stdout
     for spec in next(iter(VARIANTS.values())).option_specs:
         assert spec.name in run.stdout
+    assert "flor: false, true" in run.stdout
 
 
 def test_every_log_line_names_its_run(tmp_path: Path) -> None:
