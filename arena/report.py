@@ -99,6 +99,8 @@ def write_report(database: Target, tournament: str, output: Path, *, replays: in
     """Write the report to `output`; return its size in bytes."""
     html = build_report(database, tournament, replays=replays)
     output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(html, encoding="utf-8")
-    log.info("report_written", tournament=tournament, path=str(output), bytes=len(html))
-    return len(html.encode())
+    data = html.encode()
+    output.write_bytes(data)
+    # (debug: `arena report` says so in its own line; a JSON line on stderr beside it is noise)
+    log.debug("report_written", tournament=tournament, path=str(output), bytes=len(data))
+    return len(data)

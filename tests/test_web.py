@@ -230,10 +230,14 @@ def test_the_live_feed_sends_new_standings_when_a_match_row_appears(
 def test_report_is_one_self_contained_file(played: Path, tmp_path: Path) -> None:
     """`arena report NAME -o FILE` writes one HTML file that loads nothing from elsewhere
     (no src or href to another file, no fetch) and holds the standings of every variant, the
-    rating chart, per-bot latency, and the embedded replays with their steps."""
+    rating chart, per-bot latency, and the embedded replays with their steps. The command
+    says so in one line with the file's size in bytes, and nothing on stderr (it printed a
+    JSON log line there, with the size in characters)."""
     out = tmp_path / "out" / "report.html"
     run = arena("report", NAME, "--database", played, "-o", out, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
+    assert run.stderr == ""
+    assert run.stdout == f"report: {out} ({out.stat().st_size:,} bytes)\n"
     html = out.read_text(encoding="utf-8")
     assert not re.search(r'\b(?:src|href)="(?!#|data:)', html)
     assert "fetch(" in html  # the viewer's web path is there...
