@@ -70,6 +70,10 @@ STRAY_BANK = 200
 """Stray messages (answering no request) a connection may bank; see `Connection.read_loop`."""
 STRAYS_PER_REQUEST = 4
 """Stray messages each request sent to a connection adds to its bank (up to STRAY_BANK)."""
+NO_TOKEN = ("no token: a bot the referee launches reads it once from the file descriptor "
+            "named in ARENA_TOKEN_FD; a remote bot gives the one the organiser gave it "
+            "(--token or ARENA_TOKEN)")
+"""Why a hello with an empty token is refused (the usual slip of a bot written by hand)."""
 
 
 EXPIRED_KEPT = 8192
@@ -717,7 +721,8 @@ class Hub:
             name = self._lookup(hello.token)
             if name is None:
                 await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED,
-                                   "unknown token: use the token the organiser gave you",
+                                   "unknown token: use the token the organiser gave you"
+                                   if hello.token else NO_TOKEN,
                                    grpc.StatusCode.UNAUTHENTICATED)
                 return None
             convicted = self._convicted.get(hello.token)
