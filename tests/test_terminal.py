@@ -131,7 +131,7 @@ def test_not_on_a_terminal_a_real_tournament_prints_one_plain_line_per_match(
     tmp_path: Path,
 ) -> None:
     """`arena tournament` with stderr a pipe: one plain line per finished match (its count,
-    id, how it ended, the winner, the points of the id's two bots as stored, an ETA), no
+    id, how it ended, the winner, each bot's name beside its points as stored, an ETA), no
     escape codes and no live table; the final standings follow."""
     config = write_config(tmp_path, name="plain", variants=("argentine-1v1",), games=3,
                           bots={"r1": python_bot(SAMPLE_BOTS / "random_bot.py"),
@@ -144,13 +144,16 @@ def test_not_on_a_terminal_a_real_tournament_prints_one_plain_line_per_match(
     lines = [ln for ln in run.stderr.splitlines() if ln.startswith("[")]
     assert len(lines) == len(rows) == 3, explain(run)
     for n, line in enumerate(lines, 1):
-        m = re.fullmatch(r"\[(\d+)/3\] (\S+): (\w+), won by (\S+), (\d+)-(\d+); ETA \d+ s", line)
+        m = re.fullmatch(
+            r"\[(\d+)/3\] (\S+): (\w+), won by (\S+), (\S+) (\d+)-(\d+) (\S+); ETA \d+ s",
+            line)
         assert m, line
         row = rows[m.group(2)]
         assert int(m.group(1)) == n
         assert m.group(3) == row["termination"]
         assert m.group(4) == {0: row["bot0"], 1: row["bot1"]}.get(row["winner_bot"], "nobody")
-        assert (int(m.group(5)), int(m.group(6))) == (row["points0"], row["points1"])
+        assert (m.group(5), m.group(8)) == (row["bot0"], row["bot1"])
+        assert (int(m.group(6)), int(m.group(7))) == (row["points0"], row["points1"])
     assert "played 3 matches" in run.stderr
 
 
