@@ -304,10 +304,10 @@ async def _ask_fairly(
     Fair clocks: the bot's time runs from when its request was handed to the transport
     (`handed_at`) to when its answer arrived (`received_at`), both noted on the wire's
     side; a busy referee that queued the request late, or routed the answer late, costs the
-    bot nothing. At the
-    deadline in trio's time the referee looks at the wire's clock before it calls a timeout:
-    a request that left late still has the rest of its time; an answer already read off the
-    wire but not routed yet is waited for."""
+    bot nothing. At the deadline in trio's time the referee looks at the wire's clock before
+    it calls a timeout: a request that left late (`sent_at`: its write has returned) still
+    has the rest of its time; an answer already read off the wire but not routed yet is
+    waited for."""
     deadline = t0 + budget
     try:
         while True:

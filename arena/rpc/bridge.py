@@ -521,10 +521,10 @@ class BridgedStream(Generic[InT, OutT]):
         return inbox[0][1] if inbox else None
 
     def send_nowait(self, message: OutT, note: SentNote | None = None) -> None:
-        """Queue a message for the client; once gRPC has written it, the writer sets
-        ``note.sent_at`` to the time.monotonic() of that moment (on the gRPC thread), and
-        ``note.handed_at`` to the moment it handed it to gRPC (the writer may resume after the
-        write returned only once the answer is already read).
+        """Queue a message for the client. The writer (on the gRPC thread) sets
+        ``note.handed_at`` to the time.monotonic() at which it hands the message to gRPC, and
+        ``note.sent_at`` to the one at which it sees the write return (which can be after
+        the client's answer to it was read).
 
         Raises `StreamClosed` if the stream has ended or is closing, `trio.WouldBlock` if
         ``window`` messages are still waiting to be written.

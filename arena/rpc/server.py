@@ -161,10 +161,10 @@ class _AnswerSlot:
 class _Waiting:
     """A request waiting for its answer on a connection; the referee's `PendingAnswer`.
 
-    It reports when the request left (`sent_at`, set by the bridge's writer on the gRPC
-    thread once gRPC has written it; `handed_at`, when the writer handed it to gRPC) and
-    when its answer arrived (`received_at`, read off
-    the wire on the gRPC thread), both time.monotonic(); it judges nothing: the referee does.
+    It reports when the request was handed to gRPC (`handed_at`) and when it left
+    (`sent_at`, once gRPC has written it), both set by the bridge's writer on the gRPC
+    thread, and when its answer arrived (`received_at`, read off the wire on the gRPC
+    thread), all time.monotonic(); it judges nothing: the referee does.
     """
 
     __slots__ = ("answer", "conn", "deck", "handed_at", "match_id", "received_at", "rid", "seat",
