@@ -343,7 +343,9 @@ def _override(config: TournamentConfig, **changes: Any) -> TournamentConfig:
 @main.command()
 @click.argument("config_file", type=click.Path(path_type=Path))
 @click.option("--concurrency", type=click.IntRange(min=1), help="Matches at the same time.")
-@click.option("--games", type=click.IntRange(min=1), help="Matches per pair per variant.")
+@click.option("--matches-per-pair", "--games", "games", type=click.IntRange(min=1),
+              help="Matches per pair per variant (the config's matches_per_pair; --games is "
+              "its old name).")
 @click.option("--variant", "variants", multiple=True, help="Only these variants (repeatable).")
 @click.option("--database", type=DATABASE,
               help="SQLite file or postgresql://user@host:port/db URL for results.")
@@ -581,8 +583,9 @@ def match(
 @click.argument("command", metavar="COMMAND")
 @click.option("--variant", "variants", multiple=True,
               help="Only these variants (repeatable). Default: every variant.")
-@click.option("--games", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Matches per variant (sides alternate).")
+@click.option("--matches-per-pair", "--games", "games", type=click.IntRange(min=1), default=2,
+              show_default=True,
+              help="Matches per variant (sides alternate; --games is its old name).")
 @click.option("--decision-ms", type=click.IntRange(min=1), default=1000, show_default=True,
               help="Per-decision deadline.")
 @click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True,

@@ -274,7 +274,7 @@ def test_the_javascript_bot_passes_every_check_in_every_variant(
 ) -> None:
     """The Node.js sample bot (another language, the same contract) passes all five checks in
     every variant, one match each: what a bot author in any language sees before a contest."""
-    run = _check(" ".join(js_random), "--games", "1", cwd=tmp_path)
+    run = _check(" ".join(js_random), "--matches-per-pair", "1", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     out = run.stdout
     for variant in variant_names():
