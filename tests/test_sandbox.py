@@ -372,3 +372,48 @@ def test_a_sandboxed_seat_outlives_the_thread_that_was_idle_when_it_started(
     while_idle, stopped = trio.run(main)
     assert while_idle is None, f"the seat died while the referee was idle: {while_idle}"
     assert stopped is not None
+
+
+SYMLINK_SPY = """\
+import sys
+for name in sys.argv[1:]:
+    try:
+        with open(name, "rb") as f:
+            print(name, "READ", f.read(16))
+    except OSError as exc:
+        print(name, "REFUSED", type(exc).__name__)
+"""
+
+
+def test_a_link_in_a_bots_folder_reaches_nothing_hidden_or_outside(tmp_path: Path) -> None:
+    """A bot's folder that also holds hidden paths (the database, the logs: `arena match` run
+    from the bot's folder) is bound entry by entry; a symbolic link among its entries stays
+    a link inside the sandbox, so it reaches only what the sandbox holds: not the hidden
+    database, not the hidden logs (the live seed), not a file of the host outside every
+    bound folder. A link to the bot's own file still works. (bwrap bound a link's target:
+    a hostile bot read the database's secret and the log's seeds, and computed every
+    deal.)"""
+    folder = tmp_path / "bot"
+    folder.mkdir()
+    (folder / "arena.db").write_bytes(b"SQLite format 3\0secret")
+    (folder / "logs").mkdir()
+    (folder / "logs" / "t.jsonl").write_text('{"event": "match_start", "seed": 42}\n')
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "host.txt").write_text("host file")
+    (folder / "own.txt").write_text("my own data")
+    links = {"peek_db": "arena.db", "peek_log": "logs/t.jsonl",
+             "peek_host": str(outside / "host.txt"), "peek_abs_db": str(folder / "arena.db"),
+             "mine": "own.txt"}
+    for name, target in links.items():
+        (folder / name).symlink_to(target)
+    (folder / "spy.py").write_text(SYMLINK_SPY)
+    sandbox = Sandbox("bubblewrap", hidden=[folder / "arena.db", folder / "logs"])
+    argv = resolve_command(("python", "spy.py", *links), folder)
+    p = _run_seat(argv, folder, sandbox)
+    out = p.tail(40)
+    for name in ("peek_db", "peek_log", "peek_host", "peek_abs_db"):
+        assert f"{name} REFUSED" in out, out
+    assert "mine READ b'my own data'" in out, out
+    assert "secret" not in out
+    assert "seed" not in out

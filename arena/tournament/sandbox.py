@@ -187,7 +187,13 @@ def _hidden(entry: Path, hidden: Sequence[Path]) -> bool:
 
 
 def _bind_tree(source: Path, hidden: Sequence[Path], flag: str) -> list[tuple[Path, list[str]]]:
-    """Bind `source` at its own path, leaving out every hidden path inside it."""
+    """Bind `source` at its own path, leaving out every hidden path inside it.
+
+    Entry by entry, a symbolic link is made again as a link with the same text
+    (`--symlink`), never bound: bwrap binds the target of a link it is given, so a link in
+    a bot's folder (`peek -> arena.db`, `-> /etc/shadow`, `-> logs`) would have put the
+    hidden or the host's file in the sandbox. Made again, it points where it pointed, inside
+    the sandbox, where a hidden or unbound path is not."""
     inside = [h for h in hidden if h != source and h.is_relative_to(source)]
     if not inside:
         return [(source, [flag, str(source), str(source)])]
@@ -199,7 +205,10 @@ def _bind_tree(source: Path, hidden: Sequence[Path], flag: str) -> list[tuple[Pa
     for entry in entries:
         if _hidden(entry, hidden):
             continue
-        if entry.is_dir() and not entry.is_symlink():
+        if entry.is_symlink():
+            with contextlib.suppress(OSError):  # (gone meanwhile)
+                binds.append((entry, ["--symlink", os.readlink(entry), str(entry)]))
+        elif entry.is_dir():
             binds += _bind_tree(entry, hidden, flag)
         else:
             binds.append((entry, [flag, str(entry), str(entry)]))
