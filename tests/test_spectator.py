@@ -503,3 +503,41 @@ def test_a_failing_look_is_logged_and_stops_nothing(monkeypatch: pytest.MonkeyPa
     assert len(failed) == 1
     assert failed[0]["match_id"] == "t:m"
     assert "no view today" in failed[0]["error"]
+
+
+def test_the_launched_bots_socket_serves_no_spectator(tmp_path: Path) -> None:
+    """The unix socket bound into launched bots' sandboxes refuses ListMatches and Watch
+    (PERMISSION_DENIED, saying where spectators connect), while the listen address serves
+    them: a sandboxed bot watched the twin of its duplicate-pair match live through it (no
+    spectator token by default) and saw the other side's cards of its own deal."""
+    match = Match("argentine-1v1", SHORT, seed=3)
+    feed = SpectatorFeed(lambda: {"t:m": (("a", "b"), match)})
+    socket_path = tmp_path / "referee.sock"
+
+    async def main() -> list[Any]:
+        feed.sample()
+        async with serve_referee(Hub(), "127.0.0.1:0", spectators=feed,
+                                 local_addresses=(f"unix:{socket_path}",)) as server:
+
+            def test() -> list[Any]:
+                out: list[Any] = []
+                with grpc.insecure_channel(f"unix:{socket_path}") as channel:
+                    stub = pb_grpc.SpectatorStub(channel)
+                    with pytest.raises(grpc.RpcError) as refused:
+                        stub.ListMatches(pb.ListMatchesRequest(), timeout=5)
+                    out.append((refused.value.code(), refused.value.details()))
+                    with pytest.raises(grpc.RpcError) as refused:
+                        next(stub.Watch(pb.WatchRequest(match_id="t:m"), timeout=5))
+                    out.append((refused.value.code(), refused.value.details()))
+                with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+                    stub = pb_grpc.SpectatorStub(channel)
+                    out.append(stub.ListMatches(pb.ListMatchesRequest(), timeout=5))
+                return out
+
+            return await trio.to_thread.run_sync(test)
+
+    *refusals, listed = trio.run(main)
+    for code, details in refusals:
+        assert code == grpc.StatusCode.PERMISSION_DENIED
+        assert "listen address" in details
+    assert [m.match_id for m in listed.matches] == ["t:m"]

@@ -17,6 +17,8 @@ Two halves, one per thread (docs/ARCHITECTURE.md "Threads and tasks"):
 
 Who may watch: anyone who can reach the referee's address, unless `[spectators] token` is
 set; then every request must carry it (compared in constant time), else UNAUTHENTICATED.
+Never through the unix socket bound into launched bots' sandboxes (PERMISSION_DENIED): a
+bot would watch matches live, its duplicate pair's twin among them.
 """
 
 from __future__ import annotations
@@ -305,6 +307,13 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         self.feed = feed
 
     async def _admit(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
+        if context.peer().startswith("unix:"):
+            # The unix socket is the launched bots' door (bound into their sandbox): a bot
+            # must not watch a match live, least of all its twin in a duplicate pair.
+            log.warning("spectator_refused", peer=context.peer(), why="launched bots' socket")
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED,
+                                "spectators connect to the referee's listen address, not the "
+                                "launched bots' socket")
         expected = self.feed.token
         if expected is not None and not hmac.compare_digest(token.encode(), expected.encode()):
             log.info("spectator_refused", peer=context.peer())
