@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import queue
 from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import grpc
 import pytest
 import trio
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from structlog.testing import capture_logs
 
 from arena.errors import BotDisconnected
 from arena.referee import Answer, DecisionRequest, MatchStart, TimeControl, run_match
@@ -23,8 +26,8 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 class Client:
     """A blocking gRPC bot client; `receive` runs on a worker thread."""
 
-    def __init__(self, port: int) -> None:
-        self.channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    def __init__(self, port: int, address: str | None = None) -> None:
+        self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}")
         self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
         stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
         self.responses = stub.Play(self._outgoing())
@@ -549,7 +552,7 @@ def test_streams_that_have_not_said_hello_are_capped() -> None:
         hub.admit("tok", "bot")
         waiting = [Client(port), Client(port)]  # streams open, no hello (no message at all)
         with trio.fail_after(10):
-            while hub._pending < 2:
+            while hub._pending["network"] < 2:
                 await trio.sleep(0.01)
         third = Client(port)
         third.hello("tok")
@@ -559,7 +562,7 @@ def test_streams_that_have_not_said_hello_are_capped() -> None:
         for client in waiting:
             client.close()
         with trio.fail_after(10):
-            while hub._pending:
+            while hub._pending["network"]:
                 await trio.sleep(0.01)
         fourth = Client(port)
         fourth.hello("tok")
@@ -568,3 +571,40 @@ def test_streams_that_have_not_said_hello_are_capped() -> None:
         fourth.close()
 
     run(test)
+
+
+def test_a_flood_from_the_network_does_not_close_the_launched_bots_door(tmp_path: Path) -> None:
+    """Streams that never say hello, opened from the network (anyone who can reach the
+    listen address, no token needed), fill only the network's share of the cap: a bot
+    coming through the launched bots' unix socket still gets in, while one more network
+    stream is refused (TOO_MANY_CONNECTIONS), and the referee logs that the door is full.
+    (With one cap for both, 300 silent streams from outside made every launched bot of a
+    tournament fail to connect, and their matches were forfeits charged to nobody.)"""
+    socket_path = tmp_path / "referee.sock"
+
+    async def main() -> list[Any]:
+        hub = Hub(hello_timeout=5.0, max_pending=2)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)) as server:
+            port = server.port
+            flood = [Client(port), Client(port)]  # open, and silent
+            with trio.fail_after(10):
+                while hub._pending["network"] < 2:
+                    await trio.sleep(0.01)
+            launched = Client(port, f"unix:{socket_path}")
+            launched.hello("tok")
+            first = (await launched.receive()).WhichOneof("body")
+            extra = Client(port)
+            extra.hello("tok")
+            codes, _status = await extra.error_codes_until_closed()
+            for client in (*flood, launched, extra):
+                client.close()
+            return [first, codes]
+
+    with capture_logs() as logs:
+        first, codes = trio.run(main)
+    assert first == "welcome"
+    assert codes == [pb.ERROR_CODE_TOO_MANY_CONNECTIONS]
+    full = [e for e in logs if e["event"] == "hello_door_full"]
+    assert full, [e["event"] for e in logs]
+    assert full[0]["door"] == "network"

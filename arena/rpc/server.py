@@ -17,7 +17,7 @@ import dataclasses
 import hmac
 import resource
 import secrets
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -540,6 +540,13 @@ class RemoteSeatLink:
         )
 
 
+def _door(peer: str) -> str:
+    """Which door a stream came through, for the cap on streams that have not said hello:
+    the unix socket bound into launched bots' sandboxes (only they can reach it), or the
+    network (anyone who can reach the listen address)."""
+    return "launched" if peer.startswith("unix:") else "network"
+
+
 class Hub:
     """Admits connections by token and hands them to whoever waits for that token."""
 
@@ -553,8 +560,12 @@ class Hub:
         max_pending: int = 256,
     ) -> None:
         self.hello_timeout = hello_timeout
-        self.max_pending = max_pending  # streams that have not said hello yet, at most
-        self._pending = 0
+        # Streams that have not said hello yet, at most `max_pending` through each door
+        # (`_door`): a flood of silent streams from the network cannot keep the referee's own
+        # launched bots out, who come through their socket.
+        self.max_pending = max_pending
+        self._pending: Counter[str] = Counter()
+        self._full_noted: dict[str, float] = {}  # door -> when its being full was last logged
         self.max_connections_per_token = max_connections_per_token
         self.max_messages_per_second = max_messages_per_second
         self.max_stray_messages = max_stray_messages
@@ -663,18 +674,24 @@ class Hub:
                 nursery.start_soon(self._serve_stream, stream)
 
     async def _serve_stream(self, stream: Stream) -> None:
-        if self._pending >= self.max_pending:
+        door = _door(stream.peer)
+        if self._pending[door] >= self.max_pending:
+            now = trio.current_time()
+            if now - self._full_noted.get(door, -1.0) >= 1.0:  # once a second at most
+                self._full_noted[door] = now
+                log.warning("hello_door_full", door=door, pending=self._pending[door],
+                            peer=stream.peer)
             await self._refuse(
                 stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
-                f"{self._pending} connections are waiting to say hello (at most "
+                f"{self._pending[door]} connections are waiting to say hello (at most "
                 f"{self.max_pending}); retry later", grpc.StatusCode.RESOURCE_EXHAUSTED,
             )
             return
-        self._pending += 1
+        self._pending[door] += 1
         try:
             conn = await self._hello(stream)
         finally:
-            self._pending -= 1
+            self._pending[door] -= 1
         if conn is None:
             return
         self._connections.setdefault(conn.token, []).append(conn)
