@@ -608,3 +608,40 @@ def test_a_flood_from_the_network_does_not_close_the_launched_bots_door(tmp_path
     full = [e for e in logs if e["event"] == "hello_door_full"]
     assert full, [e["event"] for e in logs]
     assert full[0]["door"] == "network"
+
+
+def test_an_sdk_bot_refused_at_a_full_door_tries_again_and_gets_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The SDK's `run`, refused at the door (TOO_MANY_CONNECTIONS: the streams waiting to
+    say hello are at their cap, "retry later"), says hello again after a short wait and gets
+    in once the door frees, instead of exiting with code 1 (a launched bot that exits before
+    it connects forfeits its match). Here a raw client holds the only slot for 0.6 s."""
+    import threading
+
+    from arena import sdk
+
+    monkeypatch.setattr(sdk, "DOOR_RETRIES_S", (0.3, 0.3, 0.3, 0.3, 0.3, 0.3))
+    ended: list[int] = []
+
+    async def main() -> bool:
+        hub = Hub(hello_timeout=5.0, max_pending=1)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub) as server:
+            silent = Client(server.port)  # holds the door's only slot
+            with trio.fail_after(10):
+                while hub._pending["network"] < 1:
+                    await trio.sleep(0.01)
+            bot = threading.Thread(target=lambda: ended.append(sdk.run(
+                sdk.Bot, server=f"127.0.0.1:{server.port}", token="tok", name="retrier")))
+            bot.start()
+            await trio.sleep(0.6)
+            silent.close()
+            with trio.fail_after(10):
+                conn = await hub.connection_for("tok")
+            await conn.close()
+            await trio.to_thread.run_sync(bot.join, 10)
+            return conn.bot_name == "bot"
+
+    assert trio.run(main)
+    assert ended == [0]

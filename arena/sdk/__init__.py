@@ -34,6 +34,7 @@ import argparse
 import os
 import queue
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -176,16 +177,39 @@ def run(
             credentials = grpc.ssl_channel_credentials(root_certificates=pem.read())
     token = resolve_token(token)
     name = name or os.environ.get("ARENA_BOT_NAME", type(bot_factory).__name__)
-    outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
-    outbox.put(
-        pb.BotMessage(
-            hello=pb.Hello(
-                bot_name=name, bot_version=version, token=token,
-                protocol_version=PROTOCOL_VERSION, accepts_batches=True,
-                protocol_minor=PROTOCOL_MINOR,
-            )
+    hello = pb.BotMessage(
+        hello=pb.Hello(
+            bot_name=name, bot_version=version, token=token,
+            protocol_version=PROTOCOL_VERSION, accepts_batches=True,
+            protocol_minor=PROTOCOL_MINOR,
         )
     )
+    for wait in (*DOOR_RETRIES_S, None):
+        code, details, at_the_door = _play(bot_factory, server, credentials, hello)
+        if code == grpc.StatusCode.OK:
+            return 0
+        _log(f"the referee ended the stream: {code}: {details}")
+        if not at_the_door or wait is None:
+            return 1
+        _log(f"the referee's door is full; trying again in {wait:g} s")
+        time.sleep(wait)
+    return 1  # (not reached: the last wait is None)
+
+
+DOOR_RETRIES_S = (0.25, 0.5, 1.0, 2.0, 4.0)
+"""How long `run` waits before it says hello again after the referee refused it at the door
+(TOO_MANY_CONNECTIONS: too many streams waiting to say hello, "retry later"): ~8 s in all,
+within a launched bot's connect deadline (`[faults] connect_ms`, 20 s by default)."""
+
+
+def _play(
+    bot_factory: Callable[[], Bot], server: str, credentials: grpc.ChannelCredentials | None,
+    hello: pb.BotMessage,
+) -> tuple[grpc.StatusCode | None, str, bool]:
+    """One stream, from hello to its end: its final status and details, and whether the
+    referee refused it at the door before any welcome (then it may be tried again)."""
+    outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+    outbox.put(hello)
 
     def outgoing() -> Iterator[pb.BotMessage]:
         while (message := outbox.get()) is not None:
@@ -195,6 +219,7 @@ def run(
         grpc.secure_channel(server, credentials) if credentials else grpc.insecure_channel(server)
     )
     seats: dict[tuple[str, int], tuple[Bot, Deck]] = {}
+    at_the_door = False
     try:
         with channel:
             stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -202,17 +227,23 @@ def run(
             # bot the referee launched (ARENA_LAUNCHED): its referee listens already, and if
             # it is gone the bot must exit, not wait for it forever.
             launched = os.environ.get("ARENA_LAUNCHED") == "1"
+            welcomed = False
             for message in stub.Play(outgoing(), wait_for_ready=not launched):
                 for item in _unpacked(message):
+                    body = item.WhichOneof("body")
+                    welcomed = welcomed or body == "welcome"
+                    if (not welcomed and body == "error"
+                            and item.error.code == pb.ERROR_CODE_TOO_MANY_CONNECTIONS):
+                        at_the_door = True
+                        continue
                     reply = _handle(item, seats, bot_factory)
                     if reply is not None:
                         outbox.put(reply)
-        return 0
+        return grpc.StatusCode.OK, "", False
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
         details = exc.details() if hasattr(exc, "details") else str(exc)
-        _log(f"the referee ended the stream: {code}: {details}")
-        return 0 if code == grpc.StatusCode.OK else 1
+        return code, details, at_the_door and code == grpc.StatusCode.RESOURCE_EXHAUSTED
     finally:
         outbox.put(None)
 
