@@ -50,6 +50,10 @@ def _wait_listening(port: int, referee: subprocess.Popen[str]) -> None:
             return
         except OSError:
             time.sleep(0.1)
+    if referee.poll() is not None:  # it ended: say how, with what it printed
+        out, err = referee.communicate()
+        raise AssertionError(f"the referee exited with {referee.returncode} before it listened "
+                             f"on {port}:\n{(err or '')[-3000:]}\n{(out or '')[-1000:]}")
     raise AssertionError(f"the referee did not listen on {port}")
 
 
@@ -222,6 +226,7 @@ def test_an_idle_connection_flood_under_a_low_file_limit_costs_honest_bots_nothi
         _, err = referee.communicate(timeout=240)
     finally:
         referee.kill()
+        referee.communicate()  # (its pipes closed, even when the test failed)
         for sock in flood:
             sock.close()
     assert referee.returncode == 0, err
