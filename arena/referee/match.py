@@ -332,8 +332,6 @@ async def _ask_fairly(
     # which can come after the answer was already read off the wire (a fast bot's time was
     # then a few µs, or 0).
     start, received = pending.handed_at, pending.received_at
-    if start is None:
-        start = pending.sent_at
     if start is None or received is None:
         return answer, None
     wire_s = max(0.0, received - start)

@@ -20,6 +20,12 @@ PROC = Path("/proc")
 _ESTABLISHED = "01"
 
 
+def launched_socket(peer: str) -> bool:
+    """Whether a gRPC peer came through a unix socket: the referee's only one is the launched
+    bots' door, bound into their sandboxes (gRPC names every peer on it "unix:")."""
+    return peer.startswith("unix:")
+
+
 def peer_port(peer: str) -> int | None:
     """The client's port in a gRPC peer string (``ipv4:127.0.0.1:53412``,
     ``ipv6:[::1]:53412``, possibly %-encoded); None for a Unix socket or anything else."""

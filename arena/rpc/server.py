@@ -540,13 +540,6 @@ class RemoteSeatLink:
         )
 
 
-def _door(peer: str) -> str:
-    """Which door a stream came through, for the cap on streams that have not said hello:
-    the unix socket bound into launched bots' sandboxes (only they can reach it), or the
-    network (anyone who can reach the listen address)."""
-    return "launched" if peer.startswith("unix:") else "network"
-
-
 class Hub:
     """Admits connections by token and hands them to whoever waits for that token."""
 
@@ -674,7 +667,8 @@ class Hub:
                 nursery.start_soon(self._serve_stream, stream)
 
     async def _serve_stream(self, stream: Stream) -> None:
-        door = _door(stream.peer)
+        # Per door: the launched bots' socket (only they reach it), or the network.
+        door = "launched" if peers.launched_socket(stream.peer) else "network"
         if self._pending[door] >= self.max_pending:
             now = trio.current_time()
             if now - self._full_noted.get(door, -1.0) >= 1.0:  # once a second at most

@@ -38,6 +38,7 @@ import structlog
 import trio
 
 from arena.rpc import convert
+from arena.rpc.peers import launched_socket
 from arena.rules import Match, SeatView
 from arena.rules.public import held, public_view, witness_view
 from arena.v1 import arena_pb2 as pb
@@ -307,7 +308,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         self.feed = feed
 
     async def _admit(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
-        if context.peer().startswith("unix:"):
+        if launched_socket(context.peer()):
             # The unix socket is the launched bots' door (bound into their sandbox): a bot
             # must not watch a match live, least of all its twin in a duplicate pair.
             log.warning("spectator_refused", peer=context.peer(), why="launched bots' socket")

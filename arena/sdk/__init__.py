@@ -184,16 +184,17 @@ def run(
             protocol_minor=PROTOCOL_MINOR,
         )
     )
-    for wait in (*DOOR_RETRIES_S, None):
+    waits = iter(DOOR_RETRIES_S)
+    while True:
         code, details, at_the_door = _play(bot_factory, server, credentials, hello)
         if code == grpc.StatusCode.OK:
             return 0
         _log(f"the referee ended the stream: {code}: {details}")
-        if not at_the_door or wait is None:
+        wait = next(waits, None) if at_the_door else None
+        if wait is None:
             return 1
         _log(f"the referee's door is full; trying again in {wait:g} s")
         time.sleep(wait)
-    return 1  # (not reached: the last wait is None)
 
 
 DOOR_RETRIES_S = (0.25, 0.5, 1.0, 2.0, 4.0)
