@@ -413,6 +413,47 @@ def _kill(process: subprocess.Popen[Any]) -> None:
     process.wait()
 
 
+DOOR = 16  # [faults] max_pending of the door-filling tournament
+
+
+@pytest.mark.e2e
+def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
+    tmp_path: Path,
+) -> None:
+    """`doorfill` (tests/bots/hostile_doorfill.py), launched like any bot, opens three times
+    `max_pending` silent streams to the socket it shares with its opponent and opens another
+    whenever one is closed, then plays; its opponent starts 1.5 s later (late_start.py,
+    below the SDK: no retry). Every match is played out (no forfeit, no fault), and the
+    flood's streams were closed for newcomers (RESOURCE_EXHAUSTED). Before, a full door
+    refused the opponent: it never connected and forfeited every match to the flooder."""
+    dumps = tmp_path / "told"
+    dumps.mkdir()
+    bots = {
+        "doorfill": [*bot_cmd("hostile_doorfill"), "--streams", str(3 * DOOR),
+                     "--refills", str(10 * DOOR)],
+        "late": bot_cmd("late_start"),
+    }
+    config = write_config(tmp_path, name="doorfill", bots=bots, variants=["argentine-1v1"],
+                          options=OPTIONS, games=2, concurrency=1, decision_ms=DECISION_MS,
+                          writable=["told"])
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[faults]\n", f"[faults]\nmax_pending = {DOOR}\n"),
+                      encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path,
+                env={"HOSTILE_DUMP_DIR": str(dumps)})
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 2, rows
+    for row in rows:
+        assert row["termination"] == "normal", row
+        assert row["faulty_bot"] is None, row
+        assert row["decisions"] > 0, row
+    told = Counter[str]()
+    for path in dumps.iterdir():
+        told.update(path.read_text(encoding="utf-8").splitlines())
+    assert told["silent RESOURCE_EXHAUSTED"] == len(rows), told  # once per match's process
+
+
 @pytest.mark.e2e
 def test_a_frozen_remote_bot_loses_by_timeout_and_the_tournament_ends(tmp_path: Path) -> None:
     """A remote bot (config `token =`) answers two decisions, then its process freezes

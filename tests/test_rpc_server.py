@@ -542,33 +542,41 @@ def test_batches_go_only_to_bots_that_accept_them_and_hold_the_same_messages() -
     run(test)
 
 
-def test_streams_that_have_not_said_hello_are_capped() -> None:
-    """With max_pending = 2, two streams waiting to say hello fill the door: a third is
-    refused at once (TOO_MANY_CONNECTIONS in-band, RESOURCE_EXHAUSTED), and once one of the
-    waiting streams says hello a new one gets in again."""
+async def _silent_streams(hub: Hub, door: str, count: int, port: int,
+                         address: str | None = None) -> list[Client]:
+    """`count` streams opened (no message at all), each seen by the hub before the next."""
+    streams = []
+    for _ in range(count):
+        before = hub.silent(door)
+        streams.append(Client(port, address))
+        with trio.fail_after(10):
+            while hub.silent(door) == before and before < hub.max_pending:
+                await trio.sleep(0.005)
+        await trio.sleep(0.02)  # in arrival order, even at a full door
+    return streams
+
+
+def test_a_full_door_closes_the_stream_silent_longest_for_a_newcomer() -> None:
+    """With max_pending = 2, two streams that have sent nothing fill the door. A third that
+    says hello gets in, and the stream silent longest is closed for it (TOO_MANY_CONNECTIONS
+    in-band, RESOURCE_EXHAUSTED), not the newer one. (Refusing newcomers instead let anyone
+    who can open streams keep every bot out for the hello deadline, again and again.)"""
 
     async def test(hub: Hub, port: int) -> None:
         hub.max_pending = 2
         hub.admit("tok", "bot")
-        waiting = [Client(port), Client(port)]  # streams open, no hello (no message at all)
-        with trio.fail_after(10):
-            while hub._pending["network"] < 2:
-                await trio.sleep(0.01)
-        third = Client(port)
-        third.hello("tok")
-        codes, status = await third.error_codes_until_closed()
+        oldest, newer = await _silent_streams(hub, "network", 2, port)
+        newcomer = Client(port)
+        newcomer.hello("tok")
+        assert (await newcomer.receive()).WhichOneof("body") == "welcome"
+        codes, status = await oldest.error_codes_until_closed()
         assert codes == [pb.ERROR_CODE_TOO_MANY_CONNECTIONS]
         assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
-        for client in waiting:
+        assert hub.silent("network") == 1  # the newer one waits on, within its hello deadline
+        newer.hello("tok")
+        assert (await newer.receive()).WhichOneof("body") == "welcome"
+        for client in (oldest, newer, newcomer):
             client.close()
-        with trio.fail_after(10):
-            while hub._pending["network"]:
-                await trio.sleep(0.01)
-        fourth = Client(port)
-        fourth.hello("tok")
-        assert (await fourth.receive()).WhichOneof("body") == "welcome"
-        third.close()
-        fourth.close()
 
     run(test)
 
@@ -576,9 +584,9 @@ def test_streams_that_have_not_said_hello_are_capped() -> None:
 def test_a_flood_from_the_network_does_not_close_the_launched_bots_door(tmp_path: Path) -> None:
     """Streams that never say hello, opened from the network (anyone who can reach the
     listen address, no token needed), fill only the network's share of the cap: a bot
-    coming through the launched bots' unix socket still gets in, while one more network
-    stream is refused (TOO_MANY_CONNECTIONS), and the referee logs that the door is full.
-    (With one cap for both, 300 silent streams from outside made every launched bot of a
+    coming through the launched bots' unix socket finds its door empty, a network bot still
+    gets in by closing a silent stream, and the referee logs that the door is full. (With
+    one cap for both, 300 silent streams from outside made every launched bot of a
     tournament fail to connect, and their matches were forfeits charged to nobody.)"""
     socket_path = tmp_path / "referee.sock"
 
@@ -587,36 +595,66 @@ def test_a_flood_from_the_network_does_not_close_the_launched_bots_door(tmp_path
         hub.admit("tok", "bot")
         async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)) as server:
             port = server.port
-            flood = [Client(port), Client(port)]  # open, and silent
-            with trio.fail_after(10):
-                while hub._pending["network"] < 2:
-                    await trio.sleep(0.01)
+            flood = await _silent_streams(hub, "network", 2, port)
+            launched_silent = hub.silent("launched")
             launched = Client(port, f"unix:{socket_path}")
             launched.hello("tok")
             first = (await launched.receive()).WhichOneof("body")
             extra = Client(port)
             extra.hello("tok")
-            codes, _status = await extra.error_codes_until_closed()
+            second = (await extra.receive()).WhichOneof("body")
+            codes, _status = await flood[0].error_codes_until_closed()
             for client in (*flood, launched, extra):
                 client.close()
-            return [first, codes]
+            return [launched_silent, first, second, codes]
 
     with capture_logs() as logs:
-        first, codes = trio.run(main)
-    assert first == "welcome"
+        launched_silent, first, second, codes = trio.run(main)
+    assert launched_silent == 0
+    assert (first, second) == ("welcome", "welcome")
     assert codes == [pb.ERROR_CODE_TOO_MANY_CONNECTIONS]
     full = [e for e in logs if e["event"] == "hello_door_full"]
     assert full, [e["event"] for e in logs]
     assert full[0]["door"] == "network"
+    assert full[0]["evicted"] == 1
 
 
-def test_an_sdk_bot_refused_at_a_full_door_tries_again_and_gets_in(
+def test_a_launched_bot_flooding_its_own_door_cannot_keep_a_sibling_out(tmp_path: Path) -> None:
+    """A launched bot reaches the launched bots' socket too: there, with the door full of
+    its silent streams (three times the cap, each a newcomer closing an older one), an
+    honest bot coming later still gets in at its first hello. (Before: refused, and the
+    launched bot, never connected, forfeited its match to the flooder.)"""
+    socket_path = tmp_path / "referee.sock"
+    address = f"unix:{socket_path}"
+
+    async def main() -> list[Any]:
+        hub = Hub(hello_timeout=5.0, max_pending=3)
+        hub.admit("honest", "bot")
+        async with serve_referee(hub, local_addresses=(address,)) as server:
+            flood = await _silent_streams(hub, "launched", 9, server.port, address)
+            full = hub.silent("launched")
+            honest = Client(server.port, address)
+            honest.hello("honest")
+            first = (await honest.receive()).WhichOneof("body")
+            told = [await c.error_codes_until_closed() for c in flood[:6]]
+            for client in (*flood, honest):
+                client.close()
+            return [full, first, told]
+
+    full, first, told = trio.run(main)
+    assert full == 3
+    assert first == "welcome"
+    assert told == [([pb.ERROR_CODE_TOO_MANY_CONNECTIONS], grpc.StatusCode.RESOURCE_EXHAUSTED)] * 6
+
+
+def test_an_sdk_bot_refused_at_the_door_tries_again_and_gets_in(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The SDK's `run`, refused at the door (TOO_MANY_CONNECTIONS: the streams waiting to
-    say hello are at their cap, "retry later"), says hello again after a short wait and gets
-    in once the door frees, instead of exiting with code 1 (a launched bot that exits before
-    it connects forfeits its match). Here a raw client holds the only slot for 0.6 s."""
+    """The SDK's `run`, refused at the door before any welcome (TOO_MANY_CONNECTIONS: here
+    its token already has its one allowed connection, as when a bot restarts before the
+    referee has seen its old stream go), says hello again after a short wait and gets in
+    once the door frees, instead of exiting with code 1 (a launched bot that exits before it
+    connects forfeits its match). Here a raw client holds the token's only slot for 0.6 s."""
     import threading
 
     from arena import sdk
@@ -625,20 +663,23 @@ def test_an_sdk_bot_refused_at_a_full_door_tries_again_and_gets_in(
     ended: list[int] = []
 
     async def main() -> bool:
-        hub = Hub(hello_timeout=5.0, max_pending=1)
+        hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
         hub.admit("tok", "bot")
         async with serve_referee(hub) as server:
-            silent = Client(server.port)  # holds the door's only slot
-            with trio.fail_after(10):
-                while hub._pending["network"] < 1:
-                    await trio.sleep(0.01)
+            holder = Client(server.port)  # holds the token's only slot
+            holder.hello("tok")
+            assert (await holder.receive()).WhichOneof("body") == "welcome"
             bot = threading.Thread(target=lambda: ended.append(sdk.run(
                 sdk.Bot, server=f"127.0.0.1:{server.port}", token="tok", name="retrier")))
             bot.start()
             await trio.sleep(0.6)
-            silent.close()
+            holder.close()
             with trio.fail_after(10):
-                conn = await hub.connection_for("tok")
+                while True:
+                    conn = await hub.connection_for("tok")
+                    if conn.hello_name == "retrier":
+                        break
+                    await trio.sleep(0.05)
             await conn.close()
             await trio.to_thread.run_sync(bot.join, 10)
             return conn.bot_name == "bot"

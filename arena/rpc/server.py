@@ -553,12 +553,17 @@ class Hub:
         max_pending: int = 256,
     ) -> None:
         self.hello_timeout = hello_timeout
-        # Streams that have not said hello yet, at most `max_pending` through each door
-        # (`_door`): a flood of silent streams from the network cannot keep the referee's own
-        # launched bots out, who come through their socket.
+        # Streams that have sent nothing yet, at most `max_pending` through each door
+        # (`_serve_stream`): a flood of silent streams from the network cannot keep the
+        # referee's own launched bots out, who come through their socket; and at a full door
+        # a newcomer closes the stream that has been silent longest, so a flood through either
+        # door (a launched bot can reach its socket too) cannot keep an honest bot out: its
+        # hello comes with its stream, while the flood's streams wait with nothing to say.
         self.max_pending = max_pending
-        self._pending: Counter[str] = Counter()
+        self._silent: dict[str, dict[Stream, trio.CancelScope]] = {"launched": {},
+                                                                    "network": {}}
         self._full_noted: dict[str, float] = {}  # door -> when its being full was last logged
+        self._evicted: Counter[str] = Counter()  # door -> silent streams closed for newcomers
         self.max_connections_per_token = max_connections_per_token
         self.max_messages_per_second = max_messages_per_second
         self.max_stray_messages = max_stray_messages
@@ -666,26 +671,36 @@ class Hub:
             async for stream in streams:
                 nursery.start_soon(self._serve_stream, stream)
 
+    def silent(self, door: str) -> int:
+        """How many streams through `door` ("launched": the launched bots' socket, or
+        "network") have sent nothing yet."""
+        return len(self._silent[door])
+
+    @staticmethod
+    def _door(stream: Stream) -> str:
+        """The launched bots' socket (only they reach it), or the network."""
+        return "launched" if peers.launched_socket(stream.peer) else "network"
+
     async def _serve_stream(self, stream: Stream) -> None:
-        # Per door: the launched bots' socket (only they reach it), or the network.
-        door = "launched" if peers.launched_socket(stream.peer) else "network"
-        if self._pending[door] >= self.max_pending:
+        door = self._door(stream)
+        silent = self._silent[door]
+        if len(silent) >= self.max_pending:
+            # Full: the stream silent longest makes room (dicts keep their arrival order),
+            # passing over any whose first message has come but is not read yet.
+            oldest = next((s for s in silent if s.unread_since() is None), None)
+            if oldest is not None:
+                silent.pop(oldest).cancel()
+                self._evicted[door] += 1
             now = trio.current_time()
             if now - self._full_noted.get(door, -1.0) >= 1.0:  # once a second at most
                 self._full_noted[door] = now
-                log.warning("hello_door_full", door=door, pending=self._pending[door],
-                            peer=stream.peer)
-            await self._refuse(
-                stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
-                f"{self._pending[door]} connections are waiting to say hello (at most "
-                f"{self.max_pending}); retry later", grpc.StatusCode.RESOURCE_EXHAUSTED,
-            )
-            return
-        self._pending[door] += 1
+                log.warning("hello_door_full", door=door, silent=len(silent) + 1,
+                            evicted=self._evicted[door], peer=stream.peer)
+        silent[stream] = scope = trio.CancelScope()
         try:
-            conn = await self._hello(stream)
+            conn = await self._hello(stream, scope)
         finally:
-            self._pending[door] -= 1
+            silent.pop(stream, None)
         if conn is None:
             return
         self._connections.setdefault(conn.token, []).append(conn)
@@ -704,16 +719,28 @@ class Hub:
             self._notify()
             log.info("bot_disconnected", bot=conn.bot_name, reason=conn.close_reason)
 
-    async def _hello(self, stream: Stream) -> Connection | None:
+    async def _hello(self, stream: Stream, silent: trio.CancelScope) -> Connection | None:
+        """Admit `stream` by its hello, or refuse it; `silent` is cancelled to close the
+        stream while it has sent nothing (a newcomer at its full door)."""
         with trio.move_on_after(self.hello_timeout):
             try:
-                first = await stream.receive()
+                with silent:
+                    first = await stream.receive()
             except BadMessage as exc:
                 await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,
                                    f"the first message must be a hello: {exc.reason}",
                                    grpc.StatusCode.INVALID_ARGUMENT)
                 return None
             except StreamClosed:
+                return None
+            self._silent[self._door(stream)].pop(stream, None)  # it spoke: not to be closed
+            if silent.cancelled_caught:
+                await self._refuse(
+                    stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
+                    f"closed for a newcomer: this stream sent nothing while {self.max_pending} "
+                    "streams waited to say hello; say hello as soon as the stream opens",
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                )
                 return None
             if first.WhichOneof("body") != "hello":
                 await self._refuse(stream, pb.ERROR_CODE_BAD_HELLO,

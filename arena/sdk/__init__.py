@@ -199,7 +199,8 @@ def run(
 
 DOOR_RETRIES_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 """How long `run` waits before it says hello again after the referee refused it at the door
-(TOO_MANY_CONNECTIONS: too many streams waiting to say hello, "retry later"): ~8 s in all,
+(TOO_MANY_CONNECTIONS before any welcome: its token's connections at their cap, or its
+stream closed for a newcomer at a full door): ~8 s in all,
 within a launched bot's connect deadline (`[faults] connect_ms`, 20 s by default)."""
 
 

@@ -29,7 +29,7 @@
     connect_ms = 20000              # a launched bot must connect and say hello within this
     hello_ms = 10000                # an open stream must say hello within this, or is closed
     no_show_ms = 60000              # a remote bot that has not connected by then forfeits
-    max_pending = 256               # streams not yet past hello, at most (more are refused)
+    max_pending = 256               # silent streams per door (a newcomer closes the oldest)
 
     [storage]
     busy_timeout_ms = 5000          # how long one commit waits for another process's lock
@@ -166,7 +166,7 @@ class TournamentConfig:
     connect_ms: int = 20_000  # a launched bot that has not said hello by then forfeits
     hello_ms: int = 10_000  # a stream that has not said hello by then is refused (BAD_HELLO)
     no_show_ms: int = 60_000  # a remote bot not connected this long after the start forfeits
-    max_pending: int = 256  # streams that have not said hello yet, at most
+    max_pending: int = 256  # silent streams per door, at most (newcomers close the oldest)
     tls_cert: Path | None = None  # PEM certificate chain of the referee (enables TLS)
     tls_key: Path | None = None  # its PEM private key
     secret_file: Path | None = None  # the deals' key file (None: the key is in the database)
