@@ -686,3 +686,45 @@ def test_an_sdk_bot_refused_at_the_door_tries_again_and_gets_in(
 
     assert trio.run(main)
     assert ended == [0]
+
+
+def test_the_js_sample_bot_refused_at_the_door_tries_again_and_gets_in(
+    js_random: list[str],
+) -> None:
+    """The Node.js sample bot (grpc-js, no SDK), refused before any welcome with
+    TOO_MANY_CONNECTIONS (its token's only connection held by a raw client for 0.6 s), says
+    hello again after 0.25, 0.5, ... s and gets in, instead of exiting 1."""
+    import subprocess
+
+    async def main() -> tuple[str, int, str]:
+        hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub) as server:
+            holder = Client(server.port)
+            holder.hello("tok")
+            assert (await holder.receive()).WhichOneof("body") == "welcome"
+            bot = subprocess.Popen(
+                [*js_random, "--server", f"127.0.0.1:{server.port}", "--token", "tok",
+                 "--name", "js-retry"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                await trio.sleep(0.6)
+                holder.close()
+                with trio.fail_after(20):
+                    while True:
+                        conn = await hub.connection_for("tok")
+                        if conn.hello_name == "js-retry":
+                            break
+                        await trio.sleep(0.05)
+                await conn.close()
+                _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+            finally:
+                if bot.poll() is None:
+                    bot.kill()
+                    bot.wait()
+            return conn.hello_name, bot.returncode, err
+
+    name, code, err = trio.run(main)
+    assert name == "js-retry"
+    assert code == 0, err
+    assert "trying again in" in err

@@ -39,7 +39,7 @@ import structlog
 from arena.errors import ArenaError
 from arena.rpc import convert
 from arena.rules import Action, Deck, SeatView
-from arena.sdk import PROTOCOL_MINOR, PROTOCOL_VERSION, resolve_token
+from arena.sdk import DOOR_RETRIES_S, PROTOCOL_MINOR, PROTOCOL_VERSION, resolve_token
 from arena.stdio import lines
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -436,7 +436,31 @@ class Adapter:
 
     def run(self, server: str, token: str, credentials: grpc.ChannelCredentials | None,
             wait_for_ready: bool) -> int:
-        """Play until the referee ends the stream; return the process exit code."""
+        """Play until the referee ends the stream; return the process exit code. Refused at
+        the door before any welcome (TOO_MANY_CONNECTIONS), say hello again after the SDK's
+        waits (`arena.sdk.DOOR_RETRIES_S`) before giving up."""
+        waits = iter(DOOR_RETRIES_S)
+        try:
+            while True:
+                code, at_the_door = self._play(server, token, credentials, wait_for_ready)
+                wait = next(waits, None) if at_the_door and not self.failure else None
+                if wait is None:
+                    return code
+                print(f"[arena.stdio] the referee's door is full; trying again in {wait:g} s",
+                      file=sys.stderr, flush=True)
+                time.sleep(wait)
+                self.outbox = queue.SimpleQueue()
+        finally:
+            self.closing = True
+            self.outbox.put(None)
+            for child in list(self.children):
+                child.close()
+            log.info("stdio_summary", **self.stats.summary())
+
+    def _play(self, server: str, token: str, credentials: grpc.ChannelCredentials | None,
+              wait_for_ready: bool) -> tuple[int, bool]:
+        """One stream, from hello to its end: the exit code it leaves, and whether the referee
+        refused it at the door before any welcome (then it may be tried again)."""
         self.outbox.put(pb.BotMessage(hello=pb.Hello(
             bot_name=self.name, bot_version="arena-stdio", token=token,
             protocol_version=PROTOCOL_VERSION, protocol_minor=PROTOCOL_MINOR,
@@ -449,7 +473,7 @@ class Adapter:
 
         channel = (grpc.secure_channel(server, credentials) if credentials
                    else grpc.insecure_channel(server))
-        code = 0
+        welcomed = refused = False
         try:
             with channel:
                 stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -457,28 +481,28 @@ class Adapter:
                 if self.failure:  # the first child died while we dialled
                     self.call.cancel()
                 for message in self.call:
-                    if message.WhichOneof("body") == "batch":
+                    body = message.WhichOneof("body")
+                    welcomed = welcomed or body == "welcome"
+                    refused = refused or (not welcomed and body == "error" and message.error.code
+                                          == pb.ERROR_CODE_TOO_MANY_CONNECTIONS)
+                    if body == "batch":
                         for item in message.batch.messages:
                             self.dispatch(item)
                     else:
                         self.dispatch(message)
+            return 0, False
         except grpc.RpcError as exc:
             status = exc.code() if hasattr(exc, "code") else None
             if self.failure:
                 print(f"[arena.stdio] {self.failure}", file=sys.stderr, flush=True)
-                code = self.exit_code
-            else:
-                details = exc.details() if hasattr(exc, "details") else str(exc)
-                print(f"[arena.stdio] the referee ended the stream: {status}: {details}",
-                      file=sys.stderr, flush=True)
-                code = 0 if status == grpc.StatusCode.OK else 1
+                return self.exit_code, False
+            details = exc.details() if hasattr(exc, "details") else str(exc)
+            print(f"[arena.stdio] the referee ended the stream: {status}: {details}",
+                  file=sys.stderr, flush=True)
+            return (0 if status == grpc.StatusCode.OK else 1,
+                    refused and status == grpc.StatusCode.RESOURCE_EXHAUSTED)
         finally:
-            self.closing = True
             self.outbox.put(None)
-            for child in list(self.children):
-                child.close()
-            log.info("stdio_summary", **self.stats.summary())
-        return code
 
 
 def _wire_action(action: pb.Action) -> str:

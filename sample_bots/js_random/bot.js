@@ -27,6 +27,9 @@ const FATAL_ERRORS = new Set([
   "ERROR_CODE_UNSUPPORTED_PROTOCOL",
 ]);
 
+// How long to wait before saying hello again after a refusal at the door (as the Python SDK).
+const DOOR_RETRIES_MS = [250, 500, 1000, 2000, 4000];
+
 const USAGE = `usage: node bot.js [--server HOST:PORT] [--token TOKEN] [--name NAME] [--seed N]
 
   --server  referee address (default: $ARENA_SERVER, else 127.0.0.1:50051)
@@ -142,112 +145,128 @@ function main() {
   // referee launched (ARENA_LAUNCHED): its referee listens already, and if it is gone the
   // bot must exit, not wait for it forever.
   const launched = process.env.ARENA_LAUNCHED === "1";
-  const call = client.Play(new grpc.Metadata(), { waitForReady: !launched });
-  const seats = new Map(); // "match_id/seat" -> the match's signals option ("team", "leaky", "off")
-  let welcomed = false;
-  let failed = false;
-
-  const onMessage = {
-    welcome(msg) {
-      welcomed = true;
-      log(`welcome: server ${msg.server_version}, session ${msg.session_id}`);
-    },
-    game_started(msg) {
-      seats.set(`${msg.match_id}/${msg.seat}`, msg.options ? msg.options.signals : "off");
-      const players = msg.seats.map((s) => `${s.seat}:${s.bot_name}`).join(" ");
-      log(`match ${msg.match_id}: ${msg.variant} as seat ${msg.seat} (team ${msg.team}); ${players}`);
-    },
-    decision(msg) {
-      const legal = msg.legal_actions;
-      if (legal.length === 0) {
-        log(`request ${msg.request_id} lists no legal action; not answering`);
-        return;
-      }
-      const index = Math.floor(random() * legal.length);
-      const reply = {
-        request_id: msg.request_id,
-        match_id: msg.match_id,
-        seat: msg.seat,
-        action_index: index,
-      };
-      // A sign goes WITH the action (protocol 1.1), never in a match with signals "off".
-      const signals = seats.get(`${msg.match_id}/${msg.seat}`);
-      let sign = "";
-      if (options.signs > 0 && signals && signals !== "off" && random() < options.signs) {
-        const kind = SIGNS[Math.floor(random() * SIGNS.length)];
-        reply.signal = { kind, text: `from ${options.name}` };
-        sign = ` + sign ${kind.replace(/^SIGNAL_KIND_/, "").toLowerCase()}`;
-      }
-      call.write({ action: reply });
-      log(`match ${msg.match_id} seat ${msg.seat}: ${describeAction(legal[index])}${sign}`);
-    },
-    event(msg) {
-      if (msg.event === "signal") {
-        const s = msg.signal;
-        const kind = String(s.signal.kind).replace(/^SIGNAL_KIND_/, "").toLowerCase();
-        log(`match ${msg.match_id} seat ${msg.seat}: sign received from seat ${s.seat}: ${kind}`);
-      }
-    },
-    hand_ended(msg) {
-      const s = msg.summary;
-      log(`match ${msg.match_id} seat ${msg.seat}: hand ended (${s.ended_by}), scores ${s.scores.join("-")}`);
-    },
-    game_over(msg) {
-      seats.delete(`${msg.match_id}/${msg.seat}`);
-      const o = msg.outcome;
-      const winner = o.winner_team === undefined || o.winner_team === null ? "nobody" : `team ${o.winner_team}`;
-      const detail = o.detail ? `: ${o.detail}` : "";
-      log(`match ${msg.match_id} seat ${msg.seat}: over (${o.termination}), ${winner} won${detail}`);
-    },
-    error(msg) {
-      // Protocol 1.1: every strike (ERROR_CODE_TIMEOUT, ERROR_CODE_ILLEGAL_ACTION) is told,
-      // with the seat's strikes so far and the strikes that forfeit the match.
-      const strikes = msg.max_strikes ? ` (strike ${msg.strikes} of ${msg.max_strikes})` : "";
-      log(`server error ${msg.code}${strikes}: ${msg.message}` + (msg.request_id ? ` (request ${msg.request_id})` : ""));
-      if (FATAL_ERRORS.has(msg.code)) failed = true;
-    },
-  };
-
-  const handle = (msg) => {
-    const handler = onMessage[msg.body];
-    if (handler) handler(msg[msg.body]);
-    else log(`ignoring unknown server message ${msg.body}`);
-  };
-  // A batch (we set accepts_batches in the hello) carries several messages: handle each in order.
-  call.on("data", (msg) => {
-    if (msg.body === "batch") msg.batch.messages.forEach(handle);
-    else handle(msg);
-  });
-  call.on("error", (err) => {
-    failed = true;
-    log(`stream failed: ${err.code} ${err.details || err.message}`);
-  });
-  call.on("end", () => call.end());
-  call.on("status", (status) => {
-    if (status.code === grpc.status.OK && !welcomed) failed = true;
-    if (status.code === grpc.status.OK && seats.size > 0) {
-      log(`stream ended with ${seats.size} seat(s) still in a match`);
-    }
-    log(`stream closed: ${failed ? "error" : "ok"}`);
-    client.close();
-    process.exitCode = failed ? 1 : 0;
-  });
+  let current = null; // the stream in play
   process.on("SIGINT", () => {
     log("interrupted");
-    failed = true;
-    call.cancel();
+    if (current) current.cancel();
   });
+  // One stream, from hello to its end. Refused at the door before any welcome
+  // (ERROR_CODE_TOO_MANY_CONNECTIONS, then RESOURCE_EXHAUSTED: its token's connections at
+  // their cap, or the stream closed for a newcomer at a full door), say hello again later.
+  const play = (attempt) => {
+    const call = client.Play(new grpc.Metadata(), { waitForReady: !launched });
+    current = call;
+    const seats = new Map(); // "match_id/seat" -> the match's signals option ("team", "leaky", "off")
+    let welcomed = false;
+    let failed = false;
+    let atTheDoor = false;
 
-  call.write({
-    hello: {
-      bot_name: options.name,
-      bot_version: BOT_VERSION,
-      token: options.token,
-      protocol_version: PROTOCOL_VERSION,
-      protocol_minor: PROTOCOL_MINOR,
-      accepts_batches: true,
-    },
-  });
+    const onMessage = {
+      welcome(msg) {
+        welcomed = true;
+        log(`welcome: server ${msg.server_version}, session ${msg.session_id}`);
+      },
+      game_started(msg) {
+        seats.set(`${msg.match_id}/${msg.seat}`, msg.options ? msg.options.signals : "off");
+        const players = msg.seats.map((s) => `${s.seat}:${s.bot_name}`).join(" ");
+        log(`match ${msg.match_id}: ${msg.variant} as seat ${msg.seat} (team ${msg.team}); ${players}`);
+      },
+      decision(msg) {
+        const legal = msg.legal_actions;
+        if (legal.length === 0) {
+          log(`request ${msg.request_id} lists no legal action; not answering`);
+          return;
+        }
+        const index = Math.floor(random() * legal.length);
+        const reply = {
+          request_id: msg.request_id,
+          match_id: msg.match_id,
+          seat: msg.seat,
+          action_index: index,
+        };
+        // A sign goes WITH the action (protocol 1.1), never in a match with signals "off".
+        const signals = seats.get(`${msg.match_id}/${msg.seat}`);
+        let sign = "";
+        if (options.signs > 0 && signals && signals !== "off" && random() < options.signs) {
+          const kind = SIGNS[Math.floor(random() * SIGNS.length)];
+          reply.signal = { kind, text: `from ${options.name}` };
+          sign = ` + sign ${kind.replace(/^SIGNAL_KIND_/, "").toLowerCase()}`;
+        }
+        call.write({ action: reply });
+        log(`match ${msg.match_id} seat ${msg.seat}: ${describeAction(legal[index])}${sign}`);
+      },
+      event(msg) {
+        if (msg.event === "signal") {
+          const s = msg.signal;
+          const kind = String(s.signal.kind).replace(/^SIGNAL_KIND_/, "").toLowerCase();
+          log(`match ${msg.match_id} seat ${msg.seat}: sign received from seat ${s.seat}: ${kind}`);
+        }
+      },
+      hand_ended(msg) {
+        const s = msg.summary;
+        log(`match ${msg.match_id} seat ${msg.seat}: hand ended (${s.ended_by}), scores ${s.scores.join("-")}`);
+      },
+      game_over(msg) {
+        seats.delete(`${msg.match_id}/${msg.seat}`);
+        const o = msg.outcome;
+        const winner = o.winner_team === undefined || o.winner_team === null ? "nobody" : `team ${o.winner_team}`;
+        const detail = o.detail ? `: ${o.detail}` : "";
+        log(`match ${msg.match_id} seat ${msg.seat}: over (${o.termination}), ${winner} won${detail}`);
+      },
+      error(msg) {
+        // Protocol 1.1: every strike (ERROR_CODE_TIMEOUT, ERROR_CODE_ILLEGAL_ACTION) is told,
+        // with the seat's strikes so far and the strikes that forfeit the match.
+        const strikes = msg.max_strikes ? ` (strike ${msg.strikes} of ${msg.max_strikes})` : "";
+        log(`server error ${msg.code}${strikes}: ${msg.message}` + (msg.request_id ? ` (request ${msg.request_id})` : ""));
+        if (FATAL_ERRORS.has(msg.code)) failed = true;
+        if (!welcomed && msg.code === "ERROR_CODE_TOO_MANY_CONNECTIONS") atTheDoor = true;
+      },
+    };
+
+    const handle = (msg) => {
+      const handler = onMessage[msg.body];
+      if (handler) handler(msg[msg.body]);
+      else log(`ignoring unknown server message ${msg.body}`);
+    };
+    // A batch (we set accepts_batches in the hello) carries several messages: handle each in order.
+    call.on("data", (msg) => {
+      if (msg.body === "batch") msg.batch.messages.forEach(handle);
+      else handle(msg);
+    });
+    call.on("error", (err) => {
+      if (atTheDoor && err.code === grpc.status.RESOURCE_EXHAUSTED && attempt < DOOR_RETRIES_MS.length) {
+        const wait = DOOR_RETRIES_MS[attempt];
+        log(`the referee's door is full; trying again in ${wait / 1000} s`);
+        call.removeAllListeners("status");
+        setTimeout(() => play(attempt + 1), wait);
+        return;
+      }
+      failed = true;
+      log(`stream failed: ${err.code} ${err.details || err.message}`);
+    });
+    call.on("end", () => call.end());
+    call.on("status", (status) => {
+      if (status.code === grpc.status.OK && !welcomed) failed = true;
+      if (status.code === grpc.status.OK && seats.size > 0) {
+        log(`stream ended with ${seats.size} seat(s) still in a match`);
+      }
+      log(`stream closed: ${failed ? "error" : "ok"}`);
+      client.close();
+      process.exitCode = failed ? 1 : 0;
+    });
+
+    call.write({
+      hello: {
+        bot_name: options.name,
+        bot_version: BOT_VERSION,
+        token: options.token,
+        protocol_version: PROTOCOL_VERSION,
+        protocol_minor: PROTOCOL_MINOR,
+        accepts_batches: true,
+      },
+    });
+  };
+  play(0);
   log(`connecting to ${options.server}`);
   return null;
 }
