@@ -77,7 +77,10 @@ def _warn_unsandboxed(runner: TournamentRunner) -> None:
 
 
 def _fail(message: str, status: int = 2) -> NoReturn:
-    """Print `message` as one error line (brackets kept: `[[bot]]` is not markup) and exit."""
+    """Print `message` as one error line (brackets kept: `[[bot]]` is not markup) and exit;
+    a log file this command opened and never wrote to is removed, with the folders made for
+    it."""
+    arena_logging.discard_if_unused()
     err.print(f"[bold red]error:[/] {escape(message)}")
     sys.exit(status)
 

@@ -36,6 +36,7 @@ _URGENT = frozenset({"warn", "warning", "err", "error", "critical", "exception",
 
 _file: TextIO | None = None
 _sink: _LineFile | None = None  # the JSON-lines file of `configure(path=...)`, when info is on
+_made: list[Path] = []  # the file of `configure(path=...)` and the folders it had to make
 
 
 RUN_ID = ""
@@ -71,8 +72,12 @@ def configure(
         lambda _logger, _name, event: event.__setitem__("run_id", run) or event,
     ]
     factory: Any
+    _made.clear()
     if path is not None:
+        missing = [folder for folder in (path.parent, *path.parent.parents)
+                   if not folder.exists()]
         path.parent.mkdir(parents=True, exist_ok=True)
+        _made[:] = ([path] if not path.exists() else []) + missing
         _file = path.open("a", encoding="utf-8", buffering=1 << 16)
         processors += [structlog.processors.dict_tracebacks, _json_line]
         factory = _LineFileFactory(_file)
@@ -97,6 +102,26 @@ def configure(
         logger_factory=factory,
         cache_logger_on_first_use=False,
     )
+
+
+def discard_if_unused() -> None:
+    """Close the file of `configure(path=...)` and, if nothing was written to it, remove it
+    and the folders it had to make: a command refused before it did anything (a database
+    that cannot be created) leaves nothing behind."""
+    global _file, _sink
+    if _file is None:
+        return
+    with contextlib.suppress(OSError):
+        _file.close()
+    _file = _sink = None
+    for made in _made:  # the file first, then its folders, innermost first
+        with contextlib.suppress(OSError):
+            if made.is_dir():
+                made.rmdir()  # only if empty
+            elif made.stat().st_size == 0:
+                made.unlink()
+    _made.clear()
+    configure()
 
 
 class _LibraryLogs(logging.Handler):

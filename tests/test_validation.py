@@ -219,10 +219,12 @@ def test_a_malformed_config_is_refused_in_one_line_and_creates_nothing(
 def test_a_database_in_a_folder_that_cannot_be_made_is_one_error_line(tmp_path: Path) -> None:
     """A database under a folder the checks cannot foresee failing (/proc accepts the access
     check, then refuses the folder, even to root): exit 2 and one line naming the database
-    and why, no traceback."""
+    and why, no traceback; and nothing left behind (the logs folder was made, empty)."""
     path = _edit(_config(tmp_path), 'database = "arena.db"', 'database = "/proc/nope/arena.db"')
+    before = _files(tmp_path)
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     _assert_refused(run, ["database", "/proc/nope/arena.db", "cannot create"])
+    assert _files(tmp_path) == before
 
 
 @contextlib.contextmanager
