@@ -73,7 +73,7 @@ from arena import logging as arena_logging
 from arena.errors import BotDisconnected
 from arena.referee import run_match
 from arena.rpc import convert, guest
-from arena.rpc.bridge import THREAD_NAME, quiet_gc
+from arena.rpc.bridge import HOST_ENV, THREAD_NAME, quiet_gc
 from arena.rpc.server import PLAY_ROUTE, Hub, RemoteSeatLink, serve_referee
 from arena.rules import Match
 from arena.v1 import arena_pb2 as pb
@@ -84,9 +84,11 @@ STREAMS = tuple(int(n) for n in os.environ.get("BENCH_STREAMS", "1,16,64").split
 VARIANT = "argentine-1v1"
 BATCHES = os.environ.get("BENCH_BATCHES", "1") != "0"
 """Whether the bot client says `accepts_batches` (as the SDK and the JS bot do)."""
-MODES = ("thread", "guest")
-"""How the referee runs: `trio.run` with gRPC on its own thread, or trio as a guest on the
-asyncio loop that serves gRPC (`arena.rpc.guest.run`). ``BENCH_MODES`` picks some."""
+MODES = ("thread", "pump", "guest")
+"""How the referee runs: `trio.run` with gRPC on its own thread; `trio.run` with the gRPC loop
+pumped by a trio task on trio's thread (`ARENA_GRPC_HOST=pump`, `arena.rpc.pump`); or trio as
+a guest on the asyncio loop that serves gRPC (`arena.rpc.guest.run`). ``BENCH_MODES`` picks
+some."""
 WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
 
 
@@ -405,9 +407,15 @@ def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round
     with tempfile.TemporaryDirectory(prefix="bench-referee-") as folder:
         log_file = Path(folder) / "referee.jsonl"
         arena_logging.configure(path=log_file)
+        before = os.environ.pop(HOST_ENV, None)
+        if mode == "pump":
+            os.environ[HOST_ENV] = "pump"
         try:
             tally, cpu, threads = (guest.run if mode == "guest" else trio.run)(main)
         finally:
+            os.environ.pop(HOST_ENV, None)
+            if before is not None:
+                os.environ[HOST_ENV] = before
             arena_logging.configure(stream=_devnull())  # and the file is closed
         logged = _decision_lines(log_file)
     # Every decision the referee made (whole matches, and the decisions of matches cut short

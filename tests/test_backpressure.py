@@ -29,7 +29,7 @@ from structlog.testing import capture_logs
 from arena.referee import FaultPolicy, Termination, TimeControl, run_match
 from arena.referee import match as referee_match
 from arena.referee.local import LocalLink, first_legal
-from arena.rpc.bridge import GC_THRESHOLD, GrpcServerThread
+from arena.rpc.bridge import GC_THRESHOLD, HOST_ENV, GrpcServerThread
 from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
 from arena.rules import Match
 from arena.tournament import TournamentRunner
@@ -50,12 +50,18 @@ def _runner(tmp_path: Path, decision_ms: int = 100) -> TournamentRunner:
     return TournamentRunner(cfg)
 
 
-def test_pace_plays_fewer_matches_when_the_grpc_thread_lags(tmp_path: Path) -> None:
-    """While the referee serves, its gRPC thread's event loop is kept busy (a blocking call
-    of 80 ms posted to it every 60 ms; it releases the GIL, so trio's own thread never
-    lags). Answers are stamped on that thread, so this lag would be charged to bots: the
+@pytest.mark.parametrize("host", ["pump", "thread"])
+def test_pace_plays_fewer_matches_when_the_grpc_loop_lags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, host: str,
+) -> None:
+    """While the referee serves, the gRPC loop is kept busy (a blocking call of 80 ms posted
+    to it every 60 ms). Answers are stamped there, so this lag would be charged to bots: the
     runner's backpressure (`_pace`) must see it — it cuts the matches played at once and
-    logs `referee_lagging` — and `take_loop_lag` reports it (and resets once read)."""
+    logs `referee_lagging`. With the loop on a thread of its own (the default; the call
+    releases the GIL, so trio's own thread never lags) it is `take_loop_lag` that reports it
+    (and resets once read); pumped on trio's thread (ARENA_GRPC_HOST=pump) the loop lags as
+    trio does, and trio's own lag says it."""
+    monkeypatch.setenv(HOST_ENV, host)
     runner = _runner(tmp_path)
     limiter = trio.CapacityLimiter(64)
 
@@ -84,8 +90,11 @@ def test_pace_plays_fewer_matches_when_the_grpc_thread_lags(tmp_path: Path) -> N
     assert lagging
     assert lagging[0]["concurrency"] == limiter.total_tokens, lagging
     assert lagging[0]["lag_ms"] > 20, lagging
-    assert lagged >= 0.055, lagged  # the 80 ms call, less at most the probe's 20 ms sleep
-    assert again < lagged  # read once: the next read reports only what lagged since
+    if host == "thread":
+        assert lagged >= 0.055, lagged  # the 80 ms call, less at most the probe's 20 ms sleep
+        assert again < lagged  # read once: the next read reports only what lagged since
+    else:
+        assert (lagged, again) == (0.0, 0.0)  # no loop of its own to lag
 
 
 def test_the_collector_is_tuned_while_serving_and_restored_after(tmp_path: Path) -> None:

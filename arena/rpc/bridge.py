@@ -1,13 +1,23 @@
-"""The one foreign world: a grpc.aio server on its own thread, bridged to trio.
+"""The one foreign world: a grpc.aio server, bridged to trio.
 
 Thread model
 ------------
-trio owns the program. `serve_grpc` starts one thread (named ``arena-grpc``) that runs an
-asyncio event loop with a ``grpc.aio`` server on it: everything gRPC happens on that thread,
-everything else (referee, tournament) on trio's. The two threads meet in exactly two calls:
+trio owns the program. `serve_grpc` serves from a ``grpc.aio`` server, whose asyncio event
+loop runs where ``ARENA_GRPC_HOST`` says (`HOST_ENV`):
 
-* trio -> asyncio: ``loop.call_soon_threadsafe(fn, *args)``
-* asyncio -> trio: ``trio_token.run_sync_soon(fn, *args)``
+* ``thread`` (the default): on a thread of its own (named ``arena-grpc``): everything gRPC
+  happens on that thread, everything else (referee, tournament) on trio's.
+* ``pump``: on trio's own thread, driven by a trio task (`arena.rpc.pump`) that runs one
+  pass of the loop whenever it has work (its selector's fd is readable, a timer is due, or
+  trio posted a callback). No thread of ours but trio's; gRPC's own poller thread wakes the
+  loop as it always does, which wakes trio's thread.
+
+The two sides meet in exactly two calls:
+
+* trio -> asyncio: ``loop.call_soon_threadsafe(fn, *args)`` (pumped, its self-pipe write is
+  what wakes the pump task, on the same thread)
+* asyncio -> trio: ``trio_token.run_sync_soon(fn, *args)``; pumped, a direct call (the
+  loop's callbacks run inside the pump task, on trio's thread)
 
 A callback handed to either never raises (trio would crash the whole run if one did). The
 only state both threads touch is, per stream, two `collections.deque` objects and a few
@@ -60,6 +70,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import gc
+import os
 import threading
 import time
 import traceback
@@ -72,11 +83,19 @@ from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
 import grpc
 import trio
 
+from arena.rpc.pump import Pump
+from arena.rpc.pump import supported as pump_supported
+
 THREAD_NAME = "arena-grpc"
 """Name of the thread that runs the gRPC server's event loop."""
 
 MAX_BATCH = 64
 """The most messages `BridgedStream.send_in_batches` packs into one."""
+
+HOST_ENV = "ARENA_GRPC_HOST"
+"""Where the gRPC loop runs: on a thread of its own (``arena-grpc``; the default), or
+``pump``: on trio's thread, pumped by a trio task (`arena.rpc.pump`): faster, but answers
+are then stamped only when trio's thread gets to them (docs/ARCHITECTURE.md)."""
 
 LOOP_PROBE_S = 0.02
 """How often the gRPC thread measures its event loop's lag (`GrpcServerThread.take_loop_lag`)."""
@@ -256,7 +275,8 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_loop", "_same_thread", "_token", "batch_to_asyncio", "batch_to_trio")
+    __slots__ = ("_direct", "_loop", "_same_thread", "_token", "batch_to_asyncio",
+                 "batch_to_trio")
 
     def __init__(
         self,
@@ -264,15 +284,22 @@ class _Crossing:
         loop: asyncio.AbstractEventLoop,
         *,
         same_thread: bool = False,
+        pumped: bool = False,
     ) -> None:
         self._token = token
         self._loop = loop
         self._same_thread = same_thread  # trio is a guest on `loop`: no thread to cross
+        # `loop` is pumped by a trio task (arena.rpc.pump): its callbacks run on trio's
+        # thread, inside trio, and call trio directly.
+        self._direct = pumped
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
 
     def to_trio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the trio thread soon (call from any thread)."""
+        if self._direct:  # we are on trio's thread, in the pump task
+            fn(*args)
+            return True
         try:
             self._token.run_sync_soon(fn, *args)
         except trio.RunFinishedError:
@@ -903,11 +930,18 @@ class GrpcServerThread:
         self.incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
         host = _host_loop()
         self._loop = asyncio.new_event_loop() if host is None else host
+        self._pump = (
+            Pump(self._loop)
+            if host is None and os.environ.get(HOST_ENV) == "pump"
+            and pump_supported(self._loop) else None
+        )
         self._crossing = _Crossing(
-            trio.lowlevel.current_trio_token(), self._loop, same_thread=host is not None
+            trio.lowlevel.current_trio_token(), self._loop, same_thread=host is not None,
+            pumped=self._pump is not None,
         )
         self._thread = (
-            threading.Thread(target=self._thread_main, name=THREAD_NAME) if host is None else None
+            threading.Thread(target=self._thread_main, name=THREAD_NAME)
+            if host is None and self._pump is None else None
         )
         self._hosted: asyncio.Task[None] | None = None  # the server's task when hosted
         # trio thread only
@@ -935,6 +969,8 @@ class GrpcServerThread:
 
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)
+        if self._pump is not None:
+            trio.lowlevel.spawn_system_task(self._pump.run, name="arena-grpc-pump")
         if self._thread is not None:
             self._thread.start()
         else:  # a fresh context: none of the trio task's context variables
@@ -957,6 +993,10 @@ class GrpcServerThread:
         await self._stopped.wait()
         if self._thread is not None:
             self._thread.join()
+        if self._pump is not None:
+            self._pump.stop()
+            await self._pump.wait_done()
+            self._pump.close()
         self._hosted = None
         self._crossing.batch_to_asyncio.defer = None
         self._batch_end.before_io_wait(0)
@@ -1026,7 +1066,10 @@ class GrpcServerThread:
             await server.start()
             self._accepting = True
             self._crossing.to_trio(self._on_started, port, more_ports)
-            probe = asyncio.create_task(self._probe_loop_lag())
+            # Pumped, the loop lags as trio does (one thread): trio's own lag says it all.
+            probe = asyncio.create_task(
+                self._probe_loop_lag() if self._pump is None else asyncio.Event().wait()
+            )
             try:
                 await self._stop_requested.wait()
             finally:
