@@ -107,6 +107,19 @@ def show(folder: Path) -> dict[str, list[dict[str, Any]]]:
     return {title: t["standings"] for title, t in json.loads(run.stdout).items()}
 
 
+def assert_sides_one_after_the_other(found: list[dict[str, Any]]) -> None:
+    """The two matches of each duplicate pair (one seed: the same deals, sides swapped) never
+    ran at once: a bot in both would hold, in one, its opponent's cards in the other."""
+    pairs: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for row in found:
+        pairs.setdefault((row["variant"], row["seed"]), []).append(row)
+    assert any(len(pair) == 2 for pair in pairs.values()), pairs.keys()
+    for pair in pairs.values():
+        if len(pair) == 2:
+            first, second = sorted(pair, key=lambda r: r["started_at"])
+            assert second["started_at"] >= first["finished_at"], (first, second)
+
+
 def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_run(
     tmp_path: Path,
 ) -> None:
@@ -150,6 +163,7 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
 
     found = rows(database)
     assert len({r["id"] for r in found}) == len(found)
+    assert_sides_one_after_the_other(found)
     late = pairs_after(database, settled)
     assert all("random@1" not in pair for pair in late), late
     tables = show(tmp_path)
@@ -247,6 +261,7 @@ def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
     stored = rows(tmp_path / "arena.db")
     assert all(r["tournament"].startswith("sprt-heuristic-random-") for r in stored)
     assert len(stored) >= 2 * len(pairs)
+    assert_sides_one_after_the_other(stored)
 
 
 def test_a_gauntlet_tournament_plays_the_challenger_against_the_field(tmp_path: Path) -> None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 import itertools
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from arena.errors import ConfigError
 from arena.tournament import TournamentConfig, parse_config
 from arena.tournament.runner import duplicate_pairs, file_stem
 from arena.tournament.schedule import (
@@ -22,9 +26,10 @@ SECRET = bytes(range(32))
 TRICKY = ["mc-v1", "greedy", "mc", "v1-greedy", "a b", "a_b", "a:b", "a%3Ab", "a%b"]
 
 
-def _config(games: int, names: list[str]) -> TournamentConfig:
+def _config(games: int, names: list[str], **tournament: Any) -> TournamentConfig:
     return parse_config({
-        "tournament": {"name": "t:x", "games": games, "variants": ["argentine-1v1"]},
+        "tournament": {"name": "t:x", "games": games, "variants": ["argentine-1v1"],
+                       **tournament},
         "bot": [{"name": n, "token": f"tok{i}"} for i, n in enumerate(names)],
     }, base=Path("."))
 
@@ -59,7 +64,7 @@ def test_a_huge_schedule_is_generated_lazily() -> None:
 def test_seeds_depend_on_the_secret_and_pairs_share_one() -> None:
     """The two games of a duplicate pair share a seed; another secret gives other seeds;
     `duplicate_pairs` hands the two matches of each pair over together."""
-    config = _config(3, ["a", "b"])
+    config = _config(3, ["a", "b"], duplicate=True)
     pairings = list(round_robin(config, SECRET))
     other = list(round_robin(config, bytes(32)))
     assert pairings[0].seed == pairings[1].seed != pairings[2].seed
@@ -67,3 +72,35 @@ def test_seeds_depend_on_the_secret_and_pairs_share_one() -> None:
     assert pairings[0].seed == match_seed(SECRET, 0, "argentine-1v1", "a", "b", 0)
     groups = [[p.index for p in g] for g in duplicate_pairs(pairings)]
     assert groups == [[0, 1], [2]]
+
+
+def test_duplicate_deals_only_where_no_bot_can_remember_them(tmp_path: Path) -> None:
+    """`tournament.duplicate = "auto"` (the default) shares a pair's deals only when every
+    bot is launched in a sandbox without writable folders: a remote bot (or one that keeps
+    notes) that played the first match knows, hand by hand, its opponent's whole hand in the
+    second. Then every match has a seed of its own. `true` and `false` force it; anything
+    else is refused naming the field."""
+    program = tmp_path / "bot.py"
+    program.write_text("", encoding="utf-8")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+
+    def seeds(bots: list[dict[str, Any]], **extra: Any) -> list[int]:
+        raw: dict[str, Any] = {
+            "tournament": {"name": "t", "games": 4, "variants": ["argentine-1v1"],
+                           **extra.pop("tournament", {})},
+            "bot": bots, **extra,
+        }
+        return [p.seed for p in round_robin(parse_config(raw, base=tmp_path), SECRET)]
+
+    launched = [{"name": n, "command": ["python3", str(program)]} for n in ("a", "b")]
+    remote = [launched[0], {"name": "b", "token": "tok-b"}]
+    paired = seeds(launched)
+    assert paired[0] == paired[1] != paired[2] == paired[3]
+    for alone in (seeds(remote), seeds(launched, sandbox={"writable": ["notes"]}),
+                  seeds(launched, sandbox={"mode": "none"})):
+        assert len(set(alone)) == 4, alone
+    assert seeds(remote, tournament={"duplicate": True}) == paired
+    assert len(set(seeds(launched, tournament={"duplicate": False}))) == 4
+    with pytest.raises(ConfigError, match=r"tournament\.duplicate"):
+        seeds(launched, tournament={"duplicate": "yes"})

@@ -16,6 +16,9 @@
     secret_file = "arena.key"       # optional: the deals' secret key (default: in the database)
     format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
     challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
+    duplicate = "auto"              # each deal once from each side: true, false, or "auto"
+                                    # (only when every bot is launched, sandboxed, without
+                                    # writable folders: README "Deals")
 
     [time_control]
     decision_ms = 1000              # per-decision deadline
@@ -175,6 +178,7 @@ class TournamentConfig:
     replay_legal: bool = False  # action lines of the replays list the legal actions
     format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
     challenger: str = ""
+    duplicate: bool = True  # the two matches of a pair play the same deals, sides swapped
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     source: Path | None = None  # the config file itself (hidden from every sandbox)
     notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
@@ -204,7 +208,7 @@ _TOURNAMENT = {
     "logs", "listen",
     "secret_file",
     "replay_legal",
-    "format", "challenger",
+    "format", "challenger", "duplicate",
 }
 FORMATS = ("round-robin", "gauntlet")
 
@@ -440,6 +444,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         replay_legal=_bool(t, "replay_legal", "tournament", False),
         format=fmt,
         challenger=challenger,
+        duplicate=_duplicate(t, bots, sandbox),
         sandbox=sandbox,
         spectator_delay_s=float(delay),
         spectator_token=spectator_token,
@@ -470,6 +475,20 @@ def _executor(raw: Any) -> ExecutorSpec:
         raise ConfigError(f'executor.address: "auto", "ray://HOST:PORT" or HOST:PORT of a '
                           f"Ray head, got {_show(address)}")
     return ExecutorSpec(kind=kind, workers=workers, address=address)
+
+
+def _duplicate(t: dict[str, Any], bots: tuple[BotSpec, ...], sandbox: SandboxPolicy) -> bool:
+    """tournament.duplicate: whether the two matches of a pair share their deals. "auto"
+    (the default): only when no bot can remember the first match's deals in the second, that
+    is every bot launched in a sandbox without writable folders (a remote bot, or one that
+    keeps notes, would know its opponent's whole hand, hand by hand, in the second)."""
+    value = t.get("duplicate", "auto")
+    if value == "auto":
+        return (all(b.launched for b in bots) and not sandbox.writable
+                and sandbox.mode != "none")
+    if not isinstance(value, bool):
+        raise ConfigError(f'tournament.duplicate: true, false or "auto", got {value!r}')
+    return value
 
 
 def _format(t: dict[str, Any], bots: tuple[BotSpec, ...]) -> tuple[str, str]:

@@ -1,6 +1,6 @@
 """Executors: where one pairing gets played. Scheduling and storage stay in the coordinator
 (`TournamentRunner.run`: the schedule, the concurrency limiter and its pace, duplicate pairs
-started together, the storage worker); only *where a match runs* changes.
+one match after the other, the storage worker); only *where a match runs* changes.
 
 - `local`: a trio task in this process, against this process's referee server (as always).
 - `processes`: N long-lived worker processes (`arena.tournament.worker`; default one per

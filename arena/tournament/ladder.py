@@ -297,7 +297,7 @@ class LadderService:
 
     async def _schedule(self, pairs: trio.Nursery) -> None:
         cfg = self.config
-        slots = trio.Semaphore(max(1, cfg.tournament.concurrency // 2))
+        slots = trio.Semaphore(cfg.tournament.concurrency)  # pairs; one match of each at once
         limiter = trio.CapacityLimiter(cfg.tournament.concurrency)
         while True:
             await slots.acquire()
@@ -324,16 +324,17 @@ class LadderService:
         variant: str, specs: tuple[BotSpec, BotSpec], seed: int,
     ) -> None:
         try:
-            async with trio.open_nursery() as nursery:
-                for side in (0, 1):
-                    teams = specs if side == 0 else (specs[1], specs[0])
-                    pairing = Pairing(
-                        match_id=f"{self.config.name}:{number:07d}:{variant}:"
-                                 f"{specs[0].name}-{specs[1].name}:{side}",
-                        variant=variant, options=self.config.tournament.options[variant],
-                        seed=seed, teams=teams, index=side,
-                    )
-                    nursery.start_soon(self._play_one, limiter, pairing)
+            # One side after the other, never both at once: the same deals, sides swapped,
+            # so a bot in both would hold, in one, its opponent's cards in the other.
+            for side in (0, 1):
+                teams = specs if side == 0 else (specs[1], specs[0])
+                pairing = Pairing(
+                    match_id=f"{self.config.name}:{number:07d}:{variant}:"
+                             f"{specs[0].name}-{specs[1].name}:{side}",
+                    variant=variant, options=self.config.tournament.options[variant],
+                    seed=seed, teams=teams, index=side,
+                )
+                await self._play_one(limiter, pairing)
         finally:
             slots.release()
 

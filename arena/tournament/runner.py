@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import math
 import os
 import re
 import secrets
@@ -141,7 +142,7 @@ class TournamentRunner:
         config: TournamentConfig,
         *,
         on_match_done: Callable[[Pairing, MatchReport], None] | None = None,
-        on_listening: Callable[[str], None] | None = None,
+        on_listening: Callable[[str], Awaitable[None] | None] | None = None,
         connect_timeout: float | None = None,
         launches: bool = False,
         worker: bool = False,
@@ -297,25 +298,15 @@ class TournamentRunner:
             log.info("tournament_start", tournament=cfg.name, address=self.address,
                      matches=count, already_done=skipped, executor=executor.kind)
             if self.on_listening:
-                self.on_listening(self.address)
+                told = self.on_listening(self.address)
+                if told is not None:  # an async hook: the first match waits for it
+                    await told
             self.started_at = trio.current_time()
             async with trio.open_nursery() as outer:
                 outer.start_soon(self._watch_presence)
                 outer.start_soon(self._pace, limiter, cfg.concurrency)
                 async with trio.open_nursery() as nursery:
-                    # Lazily: slots are taken before a pairing is even looked at, so a
-                    # schedule of 10^8 matches holds `concurrency` tasks, not 10^8. The two
-                    # matches of a duplicate pair (same deals, sides swapped) start together
-                    # when two may run at once: neither has ended, and so neither can tell a
-                    # bot anything about the other's deals.
-                    for group in duplicate_pairs(todo):
-                        together = len(group) <= cfg.concurrency
-                        for batch in [group] if together else [[p] for p in group]:
-                            slots = [await self._slot(limiter) for _ in batch]
-                            for slot, pairing in zip(slots, batch, strict=True):
-                                nursery.start_soon(
-                                    self._play_limited, limiter, slot, pairing, play
-                                )
+                    await self._schedule(todo, limiter, nursery, play)
                 outer.cancel_scope.cancel()
         if self.pending().todo == 0:  # every match of the schedule is stored
             self.store.finish_tournament(cfg.name)
@@ -442,6 +433,43 @@ class TournamentRunner:
                     log.debug("referee_caught_up", lag_ms=round(lag * 1000, 1),
                              concurrency=limiter.total_tokens)
 
+    async def _schedule(
+        self, todo: Iterable[Pairing], limiter: trio.CapacityLimiter, nursery: trio.Nursery,
+        play: Callable[[Pairing], Awaitable[MatchReport]],
+    ) -> None:
+        """Start every pairing of `todo` in `nursery`, one per slot of `limiter`.
+
+        Lazily: a slot is taken before a pairing is even looked at, so a schedule of 10^8
+        matches holds `concurrency` tasks, not 10^8. The second match of a duplicate pair
+        (the same deals, sides swapped) starts only once the first has ended, never beside
+        it: a bot playing both at once would hold, in one, the very cards its opponent holds
+        in the other. A freed slot goes to such a twin before any new pair, so at most
+        `concurrency` twins ever wait."""
+        ready_send, ready = trio.open_memory_channel[Pairing](math.inf)
+        waiting = 0  # twins not started yet
+        groups = iter(duplicate_pairs(todo))
+        exhausted = False
+        while not exhausted or waiting:
+            if exhausted:
+                twin = await ready.receive()
+                slot = await self._slot(limiter)
+            else:
+                slot = await self._slot(limiter)
+                try:
+                    twin = ready.receive_nowait()
+                except trio.WouldBlock:
+                    group = next(groups, None)
+                    if group is None:
+                        limiter.release_on_behalf_of(slot)
+                        exhausted = True
+                        continue
+                    then = (ready_send, group[1]) if len(group) > 1 else None
+                    waiting += then is not None
+                    nursery.start_soon(self._play_limited, limiter, slot, group[0], play, then)
+                    continue
+            waiting -= 1
+            nursery.start_soon(self._play_limited, limiter, slot, twin, play, None)
+
     @staticmethod
     async def _slot(limiter: trio.CapacityLimiter) -> object:
         """Take one of the `concurrency` slots; released when its match ends."""
@@ -458,11 +486,16 @@ class TournamentRunner:
     async def _play_limited(
         self, limiter: trio.CapacityLimiter, slot: object, pairing: Pairing,
         play: Callable[[Pairing], Awaitable[MatchReport]],
+        then: tuple[trio.MemorySendChannel[Pairing], Pairing] | None,
     ) -> None:
+        """Play `pairing` in `slot`; once it has ended, free the slot and hand over `then`'s
+        pairing (its duplicate twin) to be played next."""
         try:
             report = await play(pairing)
         finally:
             limiter.release_on_behalf_of(slot)
+            if then is not None:
+                then[0].send_nowait(then[1])
         if self.on_match_done:
             self.on_match_done(pairing, report)
 

@@ -1,8 +1,9 @@
 """Round-robin schedules: every pair of bots plays every variant `games` times.
 
-Sides alternate (game k: the first bot takes team k % 2) and each two consecutive games share a
-seed, so every deal is played once from each side (duplicate pairs); the two matches of a pair
-are adjacent in the schedule, so they run at the same time when two matches run at once.
+Sides alternate (game k: the first bot takes team k % 2) and, with `duplicate` (the config's
+`tournament.duplicate`), each two consecutive games share a seed, so every deal is played once
+from each side (duplicate pairs); the two matches of a pair are adjacent in the schedule, and
+the runner starts the second only once the first has ended.
 
 Match ids are unique by construction: `tournament:variant:bot_a:bot_b:k`, where each part
 escapes `%` and `:` (`%25`, `%3A`), so an id splits back into exactly its parts and two
@@ -117,7 +118,9 @@ def round_robin(config: TournamentConfig, secret: bytes) -> Iterator[Pairing]:
                     continue  # a gauntlet: only the challenger's pairs
                 for k in range(config.games):
                     teams = (a, b) if k % 2 == 0 else (b, a)
-                    seed = match_seed(secret, config.seed, variant, a.name, b.name, k // 2)
+                    # A duplicate pair (k, k + 1) shares its deals; otherwise each its own.
+                    deal = k // 2 if config.duplicate else k
+                    seed = match_seed(secret, config.seed, variant, a.name, b.name, deal)
                     yield Pairing(
                         match_id=match_id(config.name, variant, a.name, b.name, k),
                         variant=variant,

@@ -64,7 +64,7 @@ class SprtRun:
                                  " ".join(bot.command))
             if not bot.launched:
                 runner.hub.admit(bot.token, bot.name)
-        slots = trio.Semaphore(max(1, cfg.concurrency // 2))
+        slots = trio.Semaphore(cfg.concurrency)  # pairs; one match of each at once
         async with serving(runner), trio.open_nursery() as nursery:
             for number in range(self.max_pairs):
                 await slots.acquire()
@@ -89,9 +89,10 @@ class SprtRun:
             scores[index] = match_score(report, pairing, self.a.name)
 
         try:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(side, 0)
-                nursery.start_soon(side, 1)
+            # One side after the other, never both at once: the same deals, sides swapped,
+            # so a bot in both would hold, in one, its opponent's cards in the other.
+            await side(0)
+            await side(1)
         finally:
             slots.release()
         self.pairs.append((scores[0], scores[1]))
