@@ -728,3 +728,55 @@ def test_the_js_sample_bot_refused_at_the_door_tries_again_and_gets_in(
     assert name == "js-retry"
     assert code == 0, err
     assert "trying again in" in err
+
+
+@pytest.mark.parametrize("kind", ["sdk", "stdio", "js"])
+def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
+    kind: str, tmp_path: Path, js_random: list[str],
+) -> None:
+    """A launched bot (ARENA_LAUNCHED=1: no wait_for_ready) whose connection fails before
+    any message (UNAVAILABLE: here the referee's socket is not there for its first 0.6 s,
+    as when the launched bots' socket is at its connection cap because another seat holds
+    idle connections there) says hello again after a short wait and gets in, instead of
+    exiting 1 before connecting (a forfeit). The Python SDK (the sample random bot), the
+    stdio adapter and the Node.js sample bot, each as a real process."""
+    import os
+    import subprocess
+    import sys
+
+    from test_e2e_support import SAMPLE_BOTS
+
+    socket_path = tmp_path / "referee.sock"
+    quiet = tmp_path / "quiet.py"
+    quiet.write_text("import sys\nfor line in sys.stdin:\n    pass\n", encoding="utf-8")
+    command = {
+        "sdk": [sys.executable, str(SAMPLE_BOTS / "random_bot.py")],
+        "stdio": [sys.executable, "-m", "arena.stdio", "--", sys.executable, str(quiet)],
+        "js": js_random,
+    }[kind]
+    env = {**os.environ, "ARENA_SERVER": f"unix:{socket_path}", "ARENA_TOKEN": "tok",
+           "ARENA_BOT_NAME": f"late-{kind}", "ARENA_LAUNCHED": "1"}
+    env.pop("ARENA_TOKEN_FD", None)
+
+    async def main() -> tuple[str, int, str]:
+        bot = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+        try:
+            await trio.sleep(0.6)  # its first tries find no referee
+            hub = Hub(hello_timeout=5.0)
+            hub.admit("tok", "bot")
+            async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)):
+                with trio.fail_after(20):
+                    conn = await hub.connection_for("tok")
+                await conn.close()
+                _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+        finally:
+            if bot.poll() is None:
+                bot.kill()
+                bot.communicate()
+        return conn.hello_name, bot.returncode, err
+
+    name, code, err = trio.run(main)
+    assert name == f"late-{kind}", err
+    assert code == 0, err
+    assert "trying again in" in err

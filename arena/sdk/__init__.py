@@ -193,14 +193,16 @@ def run(
         wait = next(waits, None) if at_the_door else None
         if wait is None:
             return 1
-        _log(f"the referee's door is full; trying again in {wait:g} s")
+        _log(f"the referee's door is full or closed; trying again in {wait:g} s")
         time.sleep(wait)
 
 
 DOOR_RETRIES_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 """How long `run` waits before it says hello again after the referee refused it at the door
 (TOO_MANY_CONNECTIONS before any welcome: its token's connections at their cap, or its
-stream closed for a newcomer at a full door): ~8 s in all,
+stream closed for a newcomer at a full door) or, for a bot the referee launched, after its
+connection failed before any message (UNAVAILABLE: the launched bots' socket at its
+connection cap, say, when another seat holds idle connections there): ~8 s in all,
 within a launched bot's connect deadline (`[faults] connect_ms`, 20 s by default)."""
 
 
@@ -209,7 +211,8 @@ def _play(
     hello: pb.BotMessage,
 ) -> tuple[grpc.StatusCode | None, str, bool]:
     """One stream, from hello to its end: its final status and details, and whether the
-    referee refused it at the door before any welcome (then it may be tried again)."""
+    referee refused it at the door before any welcome, or (launched) could not be reached
+    at all: then it may be tried again."""
     outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
     outbox.put(hello)
 
@@ -221,16 +224,17 @@ def _play(
         grpc.secure_channel(server, credentials) if credentials else grpc.insecure_channel(server)
     )
     seats: dict[tuple[str, int], tuple[Bot, Deck]] = {}
-    at_the_door = False
+    at_the_door = heard = False
+    launched = os.environ.get("ARENA_LAUNCHED") == "1"
     try:
         with channel:
             stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
             # wait_for_ready: a bot started before the referee waits for it to listen. Not a
             # bot the referee launched (ARENA_LAUNCHED): its referee listens already, and if
             # it is gone the bot must exit, not wait for it forever.
-            launched = os.environ.get("ARENA_LAUNCHED") == "1"
             welcomed = False
             for message in stub.Play(outgoing(), wait_for_ready=not launched):
+                heard = True
                 for item in _unpacked(message):
                     body = item.WhichOneof("body")
                     welcomed = welcomed or body == "welcome"
@@ -245,7 +249,9 @@ def _play(
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
         details = exc.details() if hasattr(exc, "details") else str(exc)
-        return code, details, at_the_door and code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        refused = at_the_door and code == grpc.StatusCode.RESOURCE_EXHAUSTED
+        unreached = launched and not heard and code == grpc.StatusCode.UNAVAILABLE
+        return code, details, refused or unreached
     finally:
         outbox.put(None)
 

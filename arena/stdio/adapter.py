@@ -437,8 +437,9 @@ class Adapter:
     def run(self, server: str, token: str, credentials: grpc.ChannelCredentials | None,
             wait_for_ready: bool) -> int:
         """Play until the referee ends the stream; return the process exit code. Refused at
-        the door before any welcome (TOO_MANY_CONNECTIONS), say hello again after the SDK's
-        waits (`arena.sdk.DOOR_RETRIES_S`) before giving up."""
+        the door before any welcome (TOO_MANY_CONNECTIONS), or launched and unable to reach
+        the referee at all (UNAVAILABLE), say hello again after the SDK's waits
+        (`arena.sdk.DOOR_RETRIES_S`) before giving up."""
         waits = iter(DOOR_RETRIES_S)
         try:
             while True:
@@ -446,8 +447,8 @@ class Adapter:
                 wait = next(waits, None) if at_the_door and not self.failure else None
                 if wait is None:
                     return code
-                print(f"[arena.stdio] the referee's door is full; trying again in {wait:g} s",
-                      file=sys.stderr, flush=True)
+                print(f"[arena.stdio] the referee's door is full or closed; trying again in "
+                      f"{wait:g} s", file=sys.stderr, flush=True)
                 time.sleep(wait)
                 self.outbox = queue.SimpleQueue()
         finally:
@@ -473,7 +474,8 @@ class Adapter:
 
         channel = (grpc.secure_channel(server, credentials) if credentials
                    else grpc.insecure_channel(server))
-        welcomed = refused = False
+        welcomed = refused = heard = False
+        launched = os.environ.get("ARENA_LAUNCHED") == "1"
         try:
             with channel:
                 stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -481,6 +483,7 @@ class Adapter:
                 if self.failure:  # the first child died while we dialled
                     self.call.cancel()
                 for message in self.call:
+                    heard = True
                     body = message.WhichOneof("body")
                     welcomed = welcomed or body == "welcome"
                     refused = refused or (not welcomed and body == "error" and message.error.code
@@ -499,8 +502,9 @@ class Adapter:
             details = exc.details() if hasattr(exc, "details") else str(exc)
             print(f"[arena.stdio] the referee ended the stream: {status}: {details}",
                   file=sys.stderr, flush=True)
+            unreached = launched and not heard and status == grpc.StatusCode.UNAVAILABLE
             return (0 if status == grpc.StatusCode.OK else 1,
-                    refused and status == grpc.StatusCode.RESOURCE_EXHAUSTED)
+                    (refused and status == grpc.StatusCode.RESOURCE_EXHAUSTED) or unreached)
         finally:
             self.outbox.put(None)
 

@@ -160,6 +160,7 @@ function main() {
     let welcomed = false;
     let failed = false;
     let atTheDoor = false;
+    let heard = false; // any message from the referee on this stream
 
     const onMessage = {
       welcome(msg) {
@@ -230,13 +231,18 @@ function main() {
     };
     // A batch (we set accepts_batches in the hello) carries several messages: handle each in order.
     call.on("data", (msg) => {
+      heard = true;
       if (msg.body === "batch") msg.batch.messages.forEach(handle);
       else handle(msg);
     });
     call.on("error", (err) => {
-      if (atTheDoor && err.code === grpc.status.RESOURCE_EXHAUSTED && attempt < DOOR_RETRIES_MS.length) {
+      // Launched, and the referee could not be reached at all (its bots' socket at its
+      // connection cap, say): try again too.
+      const unreached = launched && !heard && err.code === grpc.status.UNAVAILABLE;
+      if (((atTheDoor && err.code === grpc.status.RESOURCE_EXHAUSTED) || unreached)
+          && attempt < DOOR_RETRIES_MS.length) {
         const wait = DOOR_RETRIES_MS[attempt];
-        log(`the referee's door is full; trying again in ${wait / 1000} s`);
+        log(`the referee's door is full or closed; trying again in ${wait / 1000} s`);
         call.removeAllListeners("status");
         setTimeout(() => play(attempt + 1), wait);
         return;
