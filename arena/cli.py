@@ -38,6 +38,7 @@ from arena.referee import MatchReport
 from arena.replay import describe, load_replay, verify_replay
 from arena.rules import find_variant, variant_names
 from arena.rules.variants import VARIANTS, OptionSpec
+from arena.safe_text import printable
 from arena.terminal import LiveStandings, live_view, match_line
 from arena.tournament import (
     BotSpec,
@@ -51,18 +52,19 @@ from arena.tournament import (
 )
 from arena.tournament.backend import DatabaseError, Target, driver_errors
 from arena.tournament.backend import describe as describe_db
-from arena.tournament.config import ExecutorSpec, parse_config, preflight
+from arena.tournament.config import ExecutorSpec, parse_config, preflight, split_command
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
 from arena.tournament.store import MatchRow, bot_results
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
-# fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
-out = Console(soft_wrap=True)
-if not out.is_terminal:
-    out = Console(soft_wrap=True, width=160)  # piped: wide enough for the standings tables
-err = Console(stderr=True, soft_wrap=True)
+# fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`). emoji off:
+# text from the user or a bot is shown as written (`remote:x:` is not `remote❌`).
+out = Console(soft_wrap=True, emoji=False)
+if not out.is_terminal:  # piped: wide enough for the standings tables
+    out = Console(soft_wrap=True, width=160, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def _warn_unsandboxed(runner: TournamentRunner) -> None:
@@ -81,7 +83,7 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     a log file this command opened and never wrote to is removed, with the folders made for
     it."""
     arena_logging.discard_if_unused()
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {escape(printable(message))}")
     sys.exit(status)
 
 
@@ -207,6 +209,8 @@ def _run(
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
         plan = runner.pending()
+    except DatabaseError as exc:  # not a database SQLite can use (a damaged file)
+        _fail(f"tournament.database: {str(exc).removeprefix('database: ')}")
     except driver_errors() as exc:  # locked past the busy timeout, or broken, at start
         _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
               "same command again when the database is free", status=1)
@@ -246,7 +250,7 @@ def _run(
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
             bar.console.print(escape(
                 f"{pairing.match_id}: {o.termination.name.lower()} "
-                f"({who}): {o.detail.splitlines()[0] if o.detail else ''}"
+                f"({who}): {printable(o.detail.splitlines()[0]) if o.detail else ''}"
             ), style="yellow", highlight=False)
 
     def on_listening(address: str) -> None:
@@ -429,23 +433,25 @@ def serve(config_file: Path, listen: str | None, web: str | None) -> None:
         _fail(str(exc))
 
 
-def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
+def _bot_arg(text: str, index: int, cwd: Path, where: str = "") -> BotSpec:
     """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN; stdio: before a command marks a bot that
-    speaks lines on stdin/stdout (docs/stdio.md)."""
+    speaks lines on stdin/stdout (docs/stdio.md). Errors name `where` (default: bot N)."""
+    where = where or f"bot {index + 1}"
     if text.startswith("stdio:"):
         from dataclasses import replace
-        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd), protocol="stdio")
+        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd, where),
+                       protocol="stdio")
     if text.startswith("remote:"):
         parts = text.split(":", 2)
         if len(parts) != 3 or not parts[1] or not parts[2]:
-            raise ConfigError(f"bot {index + 1}: write remote:NAME:TOKEN, got {text!r}")
+            raise ConfigError(f"{where}: write remote:NAME:TOKEN, got {text!r}")
         return BotSpec(name=parts[1], token=parts[2], cwd=cwd)
     name, sep, command = text.partition("=")
     if not sep or " " in name:
         command, name = text, ""
-    argv = shlex.split(command)
+    argv = split_command(command, where)
     if not argv:
-        raise ConfigError(f"bot {index + 1}: empty command")
+        raise ConfigError(f"{where}: empty command")
     if not name:
         name = _program_name(argv)
     return BotSpec(name=name, command=tuple(argv), cwd=cwd)
@@ -569,7 +575,7 @@ def match(
             at_fault = row.faulty_bot or "nobody"
             if seat is not None:
                 at_fault += f" (seat {seat})"
-            detail = outcome.detail if outcome is not None else ""
+            detail = printable(outcome.detail) if outcome is not None else ""
             out.print(
                 f"ended by {row.termination}: at fault {at_fault}"
                 + (f": {detail}" if detail else ""),
@@ -622,7 +628,7 @@ def check(
                               "launches it), not remote:NAME:TOKEN")
         if not command.strip():
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
-        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd())
+        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd(), "COMMAND")
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             folder = keep.resolve() if keep is not None else Path(scratch)
@@ -672,7 +678,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:
-        out.print(line, highlight=False, markup=False)
+        out.print(printable(line), highlight=False, markup=False)  # details: a bot's output
     verdict = checking.summary(reports)
     passed = all(r.passed for r in reports)
     out.print(verdict, style="bold green" if passed else "bold red", highlight=False,
@@ -719,8 +725,8 @@ def replay(replay_file: Path, quiet: bool) -> None:
     try:
         data = load_replay(replay_file)
         if not quiet:
-            for line in describe(data):
-                out.print(line, highlight=False, markup=False)
+            for line in describe(data):  # a fault's detail may quote a bot
+                out.print(printable(line), highlight=False, markup=False)
         verify_replay(data)
         what = ("every line regenerated by the engine" if data.format >= 2
                 else "every action legal, same awards")
