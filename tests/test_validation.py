@@ -292,6 +292,25 @@ def test_a_bot_argument_with_an_unclosed_quote_is_one_error_line(
     assert _files(tmp_path) == set()
 
 
+def test_a_ladder_s_unclosed_quote_or_deep_nesting_is_one_error_line(tmp_path: Path) -> None:
+    """The ladder's own entry points: `arena ladder add --command` with an unclosed quote,
+    and `arena ladder serve` of a config nested too deeply, each exit 2 with one line (a
+    ValueError and a RecursionError traceback before)."""
+    from arena.tournament.ladder_book import LadderBook
+
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    deep = tmp_path / "deep.toml"
+    deep.write_text('[ladder]\nname = "main"\nx = ' + "[" * 1000 + "]" * 1000 + "\n",
+                    encoding="utf-8")
+    add = arena("ladder", "add", "bot", "--command", "python 'b.py", "--database",
+                tmp_path / "arena.db", cwd=tmp_path)
+    _assert_refused(add, ["bot.command", "No closing quotation"])
+    serve = arena("ladder", "serve", deep, cwd=tmp_path)
+    _assert_refused(serve, ["deep.toml", "not valid TOML", "nested too deeply"])
+
+
 def test_a_remote_bot_argument_is_shown_as_written_not_as_an_emoji(tmp_path: Path) -> None:
     """`remote:x:` (a remote bot without a token) is refused in one line that quotes it as
     written: rich no longer turns `:x:` into an emoji (it printed `remote❌`)."""
