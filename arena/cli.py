@@ -172,7 +172,7 @@ def _latency(ms: float | None) -> str:
 
 
 def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -> None:
-    table = Table(title=heading, title_justify="left")
+    table = Table(title=escape(heading), title_justify="left")  # names are not markup
     for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
                  "pts-", "diff", "faults", "forfeits", "t/o", "ill", "disc", "p50", "p99"):
         table.add_column(name, justify="left" if name == "bot" else "right",
@@ -192,7 +192,7 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
         )
     out.print(table)
     if len(grid) > 2:
-        cross = Table(title=f"{heading} crosstable", title_justify="left")
+        cross = Table(title=escape(f"{heading} crosstable"), title_justify="left")
         for i, name in enumerate(grid[0]):
             cross.add_column(escape(name), justify="left" if i == 0 else "right",
                              no_wrap=i == 0)
@@ -216,7 +216,8 @@ def _run(
               "same command again when the database is free", status=1)
     todo, done = plan.todo, plan.stored
     if done:
-        err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play")
+        err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play",
+                  markup=False, highlight=False)
     elif not progress and not announce:  # announcing: the first line is the address
         err.print(f"{config.name}: {todo} matches to play", markup=False, highlight=False)
     bar = Progress(
@@ -224,8 +225,8 @@ def _run(
         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
         disable=not progress, transient=False,
     )
-    task = bar.add_task(config.name, total=todo)
-    standings = LiveStandings(config.name)  # drawn live above the bar on a terminal
+    task = bar.add_task(escape(config.name), total=todo)  # a name is not markup
+    standings = LiveStandings(escape(config.name))  # drawn live above the bar on a terminal
     if done:  # resuming: the live table counts the stored matches too, as the final one does
         standings.add_stored(runner.store.matches(config.name))
     begun = time.monotonic()
@@ -263,7 +264,7 @@ def _run(
                 f"bots connected: {', '.join(connected) or 'none'}; missing: "
                 f"{', '.join(missing) or 'none'}"
                 + (f" (a bot missing {config.no_show_ms} ms after the start forfeits)"
-                   if missing else "")
+                   if missing else ""), markup=False, highlight=False,
             )
 
     runner.on_match_done = on_done
@@ -283,7 +284,8 @@ def _run(
         runner.demand.append(watch.wanted)  # worker matches' moves while a page shows them
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
-            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
+            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)",
+                      markup=False)
             await runner.run()
             nursery.cancel_scope.cancel()
 
