@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pty
+import re
 import resource
+import select
 import shlex
 import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -31,6 +36,8 @@ from test_e2e_support import (
     stored_matches,
     write_config,
 )
+
+from arena.tournament.store import Store
 
 BOTS = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
 
@@ -347,6 +354,57 @@ def test_a_crashing_bot_cannot_write_escape_codes_to_the_terminal(tmp_path: Path
         assert any("RED" in d and "end-of-crash" in d for d in details), details
         for control in CONTROLS:
             assert not any(control in d for d in details), (control, details)
+
+
+def _read_terminal(leader: int, until: Callable[[str], bool], timeout: float) -> str:
+    """What a program wrote to its pseudo-terminal until `until(text)` or `timeout` s."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the terminal closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+            if until(b"".join(chunks).decode("utf-8", "replace")):
+                break
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_web_visitor_cannot_write_escape_codes_to_the_terminal(tmp_path: Path) -> None:
+    """`arena web` on a terminal logs a request for a missing page with its path: a visitor
+    asking for a path holding a window-title sequence (OSC) and a bell gets its words logged
+    without them (the console log renderer printed them raw)."""
+    Store(tmp_path / "arena.db").close()
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen(
+        [str(ARENA), "web", "--database", "arena.db", "--listen", "127.0.0.1:0"],
+        cwd=tmp_path, env=env, stdin=follower, stdout=follower, stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    try:
+        seen = _read_terminal(leader, lambda t: "Ctrl-C" in t, CLI_TIMEOUT)
+        url = re.search(r"arena web: (http://127\.0\.0\.1:\d+)/", seen)
+        assert url, seen
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(url.group(1) + "/t/pwned%1B%5D0%3Btitle%07here", timeout=30)
+        caught.value.close()
+        assert caught.value.code == 404
+        seen += _read_terminal(leader, lambda t: "here" in t, 30)
+    finally:
+        proc.send_signal(2)  # Ctrl-C
+        proc.wait(CLI_TIMEOUT)
+        os.close(leader)
+    for words in ("web_error", "pwned", "here"):
+        assert words in seen, (words, seen)
+    for control in ("\x1b]", "\x07"):  # the log's own colours are CSI sequences: kept
+        assert control not in seen, (control, repr(seen))
 
 
 @contextlib.contextmanager
