@@ -303,7 +303,7 @@ def _run(
     except StorageError as exc:
         _fail(str(exc), status=1)
     err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
-              f"results in {config.database}, replays in {config.replays}")
+              f"results in {config.database}, replays in {config.replays}", markup=False)
     _print_standings(runner.store, config.name, config.variants)
 
 
@@ -569,7 +569,7 @@ def match(
             highlight=False, markup=False,
         )
         from arena.tournament.runner import replay_path
-        out.print(f"replay: {replay_path(config, pairing.match_id)}")
+        out.print(f"replay: {replay_path(config, pairing.match_id)}", markup=False)
         if row.termination != "normal":
             # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
             outcome = played[0].outcome if played else None
