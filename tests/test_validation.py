@@ -37,6 +37,7 @@ from test_e2e_support import (
     write_config,
 )
 
+from arena.safe_text import printable
 from arena.tournament.store import Store
 
 BOTS = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
@@ -354,6 +355,24 @@ def test_a_crashing_bot_cannot_write_escape_codes_to_the_terminal(tmp_path: Path
         assert any("RED" in d and "end-of-crash" in d for d in details), details
         for control in CONTROLS:
             assert not any(control in d for d in details), (control, details)
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("\x1b[31mRED\x1b[0m plain", "RED plain"),  # colours
+    ("\x1b[2K\x1b[1Aup", "up"),  # erase line, cursor up
+    ("\x1b]0;title\x07after", "after"),  # window title ended by BEL
+    ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),  # hyperlink ended by ST
+    ("\x1bPq#0\x1b\\x", "x"),  # DCS (sixel)
+    ("\x1bcreset \x1b(0box", "reset box"),  # full reset, character set
+    ("\x9b2Jgone", "gone"),  # 8-bit CSI
+    ("a\x00b\x07c\x08d\re\x7ff\x85g", "abcdefg"),  # other C0, DEL, C1
+    ("tab\tand\nnewline kept, ñandú ✓", "tab\tand\nnewline kept, ñandú ✓"),
+])
+def test_printable_drops_escape_sequences_and_controls_only(raw: str, shown: str) -> None:
+    """`printable` removes whole escape sequences (CSI, OSC, DCS, two-byte escapes, 8-bit CSI)
+    and every other control character, and keeps the words, tabs, newlines and non-ASCII
+    letters."""
+    assert printable(raw) == shown
 
 
 def _read_terminal(leader: int, until: Callable[[str], bool], timeout: float) -> str:
