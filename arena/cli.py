@@ -38,6 +38,7 @@ from arena.referee import MatchReport
 from arena.replay import describe, load_replay, verify_replay
 from arena.rules import find_variant, variant_names
 from arena.rules.variants import VARIANTS, OptionSpec
+from arena.safe_text import printable
 from arena.terminal import LiveStandings, live_view, match_line
 from arena.tournament import (
     BotSpec,
@@ -51,18 +52,19 @@ from arena.tournament import (
 )
 from arena.tournament.backend import DatabaseError, Target, driver_errors
 from arena.tournament.backend import describe as describe_db
-from arena.tournament.config import ExecutorSpec, parse_config, preflight
+from arena.tournament.config import ExecutorSpec, parse_config, preflight, split_command
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
 from arena.tournament.store import MatchRow, bot_results
 
 # soft_wrap: when the output is not a terminal (a pipe, a file, a test), rich would otherwise
-# fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`).
-out = Console(soft_wrap=True)
-if not out.is_terminal:
-    out = Console(soft_wrap=True, width=160)  # piped: wide enough for the standings tables
-err = Console(stderr=True, soft_wrap=True)
+# fold lines at 80 columns and cut paths in two (`replay: /long/pa\nth.jsonl`). emoji off:
+# text from the user or a bot is shown as written (`remote:x:` is not `remote❌`).
+out = Console(soft_wrap=True, emoji=False)
+if not out.is_terminal:  # piped: wide enough for the standings tables
+    out = Console(soft_wrap=True, width=160, emoji=False)
+err = Console(stderr=True, soft_wrap=True, emoji=False)
 
 
 def _warn_unsandboxed(runner: TournamentRunner) -> None:
@@ -81,7 +83,7 @@ def _fail(message: str, status: int = 2) -> NoReturn:
     a log file this command opened and never wrote to is removed, with the folders made for
     it."""
     arena_logging.discard_if_unused()
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {escape(printable(message))}")
     sys.exit(status)
 
 
@@ -170,7 +172,7 @@ def _latency(ms: float | None) -> str:
 
 
 def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -> None:
-    table = Table(title=heading, title_justify="left")
+    table = Table(title=escape(heading), title_justify="left")  # names are not markup
     for name in ("#", "bot", "played", "won", "lost", "win%", "Elo", "±95%", "pts+",
                  "pts-", "diff", "faults", "forfeits", "t/o", "ill", "disc", "p50", "p99"):
         table.add_column(name, justify="left" if name == "bot" else "right",
@@ -190,7 +192,7 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
         )
     out.print(table)
     if len(grid) > 2:
-        cross = Table(title=f"{heading} crosstable", title_justify="left")
+        cross = Table(title=escape(f"{heading} crosstable"), title_justify="left")
         for i, name in enumerate(grid[0]):
             cross.add_column(escape(name), justify="left" if i == 0 else "right",
                              no_wrap=i == 0)
@@ -207,12 +209,15 @@ def _run(
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
         plan = runner.pending()
+    except DatabaseError as exc:  # not a database SQLite can use (a damaged file)
+        _fail(f"tournament.database: {str(exc).removeprefix('database: ')}")
     except driver_errors() as exc:  # locked past the busy timeout, or broken, at start
         _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
               "same command again when the database is free", status=1)
     todo, done = plan.todo, plan.stored
     if done:
-        err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play")
+        err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play",
+                  markup=False, highlight=False)
     elif not progress and not announce:  # announcing: the first line is the address
         err.print(f"{config.name}: {todo} matches to play", markup=False, highlight=False)
     bar = Progress(
@@ -220,8 +225,8 @@ def _run(
         TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), console=err,
         disable=not progress, transient=False,
     )
-    task = bar.add_task(config.name, total=todo)
-    standings = LiveStandings(config.name)  # drawn live above the bar on a terminal
+    task = bar.add_task(escape(config.name), total=todo)  # a name is not markup
+    standings = LiveStandings(escape(config.name))  # drawn live above the bar on a terminal
     if done:  # resuming: the live table counts the stored matches too, as the final one does
         standings.add_stored(runner.store.matches(config.name))
     begun = time.monotonic()
@@ -246,7 +251,7 @@ def _run(
                    else f"seat {o.faulty_seat}, {report.seat_names[o.faulty_seat]}")
             bar.console.print(escape(
                 f"{pairing.match_id}: {o.termination.name.lower()} "
-                f"({who}): {o.detail.splitlines()[0] if o.detail else ''}"
+                f"({who}): {printable(o.detail.splitlines()[0]) if o.detail else ''}"
             ), style="yellow", highlight=False)
 
     def on_listening(address: str) -> None:
@@ -259,7 +264,7 @@ def _run(
                 f"bots connected: {', '.join(connected) or 'none'}; missing: "
                 f"{', '.join(missing) or 'none'}"
                 + (f" (a bot missing {config.no_show_ms} ms after the start forfeits)"
-                   if missing else "")
+                   if missing else ""), markup=False, highlight=False,
             )
 
     runner.on_match_done = on_done
@@ -279,7 +284,8 @@ def _run(
         runner.demand.append(watch.wanted)  # worker matches' moves while a page shows them
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(serve_web, spectators=watch), config.database, web)
-            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)")
+            err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)",
+                      markup=False)
             await runner.run()
             nursery.cancel_scope.cancel()
 
@@ -297,7 +303,7 @@ def _run(
     except StorageError as exc:
         _fail(str(exc), status=1)
     err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
-              f"results in {config.database}, replays in {config.replays}")
+              f"results in {config.database}, replays in {config.replays}", markup=False)
     _print_standings(runner.store, config.name, config.variants)
 
 
@@ -429,23 +435,25 @@ def serve(config_file: Path, listen: str | None, web: str | None) -> None:
         _fail(str(exc))
 
 
-def _bot_arg(text: str, index: int, cwd: Path) -> BotSpec:
+def _bot_arg(text: str, index: int, cwd: Path, where: str = "") -> BotSpec:
     """NAME=COMMAND, COMMAND, or remote:NAME:TOKEN; stdio: before a command marks a bot that
-    speaks lines on stdin/stdout (docs/stdio.md)."""
+    speaks lines on stdin/stdout (docs/stdio.md). Errors name `where` (default: bot N)."""
+    where = where or f"bot {index + 1}"
     if text.startswith("stdio:"):
         from dataclasses import replace
-        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd), protocol="stdio")
+        return replace(_bot_arg(text.removeprefix("stdio:"), index, cwd, where),
+                       protocol="stdio")
     if text.startswith("remote:"):
         parts = text.split(":", 2)
         if len(parts) != 3 or not parts[1] or not parts[2]:
-            raise ConfigError(f"bot {index + 1}: write remote:NAME:TOKEN, got {text!r}")
+            raise ConfigError(f"{where}: write remote:NAME:TOKEN, got {text!r}")
         return BotSpec(name=parts[1], token=parts[2], cwd=cwd)
     name, sep, command = text.partition("=")
     if not sep or " " in name:
         command, name = text, ""
-    argv = shlex.split(command)
+    argv = split_command(command, where)
     if not argv:
-        raise ConfigError(f"bot {index + 1}: empty command")
+        raise ConfigError(f"{where}: empty command")
     if not name:
         name = _program_name(argv)
     return BotSpec(name=name, command=tuple(argv), cwd=cwd)
@@ -561,7 +569,7 @@ def match(
             highlight=False, markup=False,
         )
         from arena.tournament.runner import replay_path
-        out.print(f"replay: {replay_path(config, pairing.match_id)}")
+        out.print(f"replay: {replay_path(config, pairing.match_id)}", markup=False)
         if row.termination != "normal":
             # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
             outcome = played[0].outcome if played else None
@@ -569,7 +577,7 @@ def match(
             at_fault = row.faulty_bot or "nobody"
             if seat is not None:
                 at_fault += f" (seat {seat})"
-            detail = outcome.detail if outcome is not None else ""
+            detail = printable(outcome.detail) if outcome is not None else ""
             out.print(
                 f"ended by {row.termination}: at fault {at_fault}"
                 + (f": {detail}" if detail else ""),
@@ -622,7 +630,7 @@ def check(
                               "launches it), not remote:NAME:TOKEN")
         if not command.strip():
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
-        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd())
+        candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd(), "COMMAND")
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             folder = keep.resolve() if keep is not None else Path(scratch)
@@ -672,7 +680,7 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:
-        out.print(line, highlight=False, markup=False)
+        out.print(printable(line), highlight=False, markup=False)  # details: a bot's output
     verdict = checking.summary(reports)
     passed = all(r.passed for r in reports)
     out.print(verdict, style="bold green" if passed else "bold red", highlight=False,
@@ -719,8 +727,8 @@ def replay(replay_file: Path, quiet: bool) -> None:
     try:
         data = load_replay(replay_file)
         if not quiet:
-            for line in describe(data):
-                out.print(line, highlight=False, markup=False)
+            for line in describe(data):  # a fault's detail may quote a bot
+                out.print(printable(line), highlight=False, markup=False)
         verify_replay(data)
         what = ("every line regenerated by the engine" if data.format >= 2
                 else "every action legal, same awards")

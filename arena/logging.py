@@ -26,6 +26,8 @@ from typing import Any, TextIO
 
 import structlog
 
+from arena.safe_text import printable
+
 FLUSH_SECONDS = 1.0
 """The longest a line waits in the file's buffer while other events keep coming."""
 
@@ -85,8 +87,8 @@ def configure(
             _sink = factory.line_file
     else:
         out = stream or sys.stderr
-        if out.isatty():
-            processors.append(structlog.dev.ConsoleRenderer())
+        if out.isatty():  # values may be a visitor's or a bot's text: no escape codes
+            processors += [_printable_values, structlog.dev.ConsoleRenderer()]
         else:
             processors += [
                 structlog.processors.dict_tracebacks,
@@ -102,6 +104,11 @@ def configure(
         logger_factory=factory,
         cache_logger_on_first_use=False,
     )
+
+
+def _printable_values(_logger: Any, _name: str, event: dict[str, Any]) -> dict[str, Any]:
+    """Every text value without escape sequences or control characters (arena.safe_text)."""
+    return {k: printable(v) if isinstance(v, str) else v for k, v in event.items()}
 
 
 def discard_if_unused() -> None:

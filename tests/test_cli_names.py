@@ -14,7 +14,15 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from test_e2e_support import ARENA, SAMPLE_BOTS, arena, explain, python_bot, write_config
+from test_e2e_support import (
+    ARENA,
+    SAMPLE_BOTS,
+    arena,
+    bot_cmd,
+    explain,
+    python_bot,
+    write_config,
+)
 
 from arena.cli import _option_value, option_choices, toml_value
 from arena.errors import ConfigError
@@ -152,6 +160,31 @@ def test_a_tournament_with_a_remote_bot_says_where_it_listens_and_how_to_resume(
     flat = " ".join((seen + rest).split())
     assert "without --fresh" in flat, flat
     assert process.returncode == 130, flat
+
+
+def test_names_that_look_like_markup_are_printed_as_written(tmp_path: Path) -> None:
+    """A tournament named `t[/]`, bots named `a[red]` and `v[/]` (remote, never connects,
+    forfeits) and a replays folder `re[bold]plays`: the run prints the presence line, the
+    standings, its last line and, resumed, its first line with the names as written (rich
+    read the tournament's name in a table title as markup: a MarkupError traceback after
+    every match was played)."""
+    path = write_config(tmp_path, name="t", bots={"a[red]": bot_cmd("first_legal"),
+                                                   "b": bot_cmd("first_legal")},
+                        variants=["argentine-1v1"], fixed_secret=False)
+    text = path.read_text(encoding="utf-8").replace('name = "t"', 'name = "t[/]"', 1)
+    text = text.replace("[faults]\n", "[faults]\nno_show_ms = 200\n", 1)
+    text = text.replace('replays = "replays"', 'replays = "re[bold]plays"', 1)
+    path.write_text(text + '\n[[bot]]\nname = "v[/]"\ntoken = "tok12345"\n',
+                    encoding="utf-8")
+    run = arena("tournament", path, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    shown = " ".join((run.stdout + run.stderr).split())
+    for words in ("missing: v[/]", "t[/]: argentine-1v1", "a[red]", "v[/]",
+                  "replays in " + str(tmp_path / "re[bold]plays")):
+        assert words in shown, (words, explain(run))
+    again = arena("tournament", path, "--no-progress", "--games", "2", cwd=tmp_path)
+    assert again.returncode == 0, explain(again)
+    assert "resuming t[/]: 3 matches already stored, 3 to play" in again.stderr, explain(again)
 
 
 @pytest.mark.parametrize(("command", "name"), [

@@ -12,16 +12,33 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pty
+import re
 import resource
+import select
+import shlex
 import socket
 import sqlite3
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from test_e2e_support import ARENA, CLI_TIMEOUT, arena, bot_cmd, explain, write_config
+from test_e2e_support import (
+    ARENA,
+    CLI_TIMEOUT,
+    arena,
+    bot_cmd,
+    explain,
+    stored_matches,
+    write_config,
+)
+
+from arena.safe_text import printable
+from arena.tournament.store import Store
 
 BOTS = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
 
@@ -133,6 +150,26 @@ def _missing_script(path: Path) -> Path:
     return path
 
 
+def _unclosed_quote(path: Path) -> Path:
+    text = path.read_text(encoding="utf-8")
+    first = text.index('command = ["python", ')
+    end = text.index("\n", first)
+    path.write_text(text[:first] + "command = \"python 'first_legal.py\"" + text[end:],
+                    encoding="utf-8")
+    return path
+
+
+def _env(line: str) -> Callable[[Path], Path]:
+    """Give the first bot an `env` table."""
+    return _replace('name = "first"\n', f'name = "first"\nenv = {line}\n')
+
+
+def _database_damaged(path: Path) -> Path:
+    """An SQLite header, then bytes that are no database."""
+    (path.parent / "arena.db").write_bytes(b"SQLite format 3\0" + b"not a page" * 500)
+    return path
+
+
 def _secret_file_is_folder(path: Path) -> Path:
     (path.parent / "keys").mkdir()
     return _under("tournament", 'secret_file = "keys"')(path)
@@ -184,6 +221,22 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
     ("script does not compile", _syntax_error, ["bot[0].command", "does not compile"]),
     ("secret_file is a folder", _secret_file_is_folder, ["tournament.secret_file", "folder"]),
     ("one bot only (brackets kept)", _one_bot, ["at least two [[bot]] tables"]),
+    ("command with an unclosed quote", _unclosed_quote,
+     ["bot[0].command", "'first'", "No closing quotation"]),
+    ("TOML nested too deeply", _top("deep = " + "[" * 1000 + "]" * 1000),
+     ["v.toml", "not valid TOML", "nested too deeply"]),
+    ("env value with a NUL", _env('{X = "a\\u0000b"}'), ["bot[0].env", "'X'", "NUL"]),
+    ("env name with =", _env('{"A=B" = "x"}'), ["bot[0].env", "'A=B'", "'='"]),
+    ("env name with a NUL", _env('{"A\\u0000" = "x"}'), ["bot[0].env", "NUL"]),
+    ("env name empty", _env('{"" = "x"}'), ["bot[0].env", "empty"]),
+    ("pass_env name with =", _replace("pass_env = [", 'pass_env = ["A=B", '),
+     ["sandbox.pass_env", "'A=B'", "'='"]),
+    ("pass_env name with a NUL", _replace("pass_env = [", 'pass_env = ["A\\u0000", '),
+     ["sandbox.pass_env", "NUL"]),
+    ("database is /dev/null", _replace('database = "arena.db"', 'database = "/dev/null"'),
+     ["tournament.database", "/dev/null", "not a regular file"]),
+    ("database damaged after its header", _database_damaged,
+     ["tournament.database", "arena.db", "not a database"]),
 ]
 
 
@@ -225,6 +278,152 @@ def test_a_database_in_a_folder_that_cannot_be_made_is_one_error_line(tmp_path: 
     run = arena("tournament", path, "--no-progress", cwd=tmp_path)
     _assert_refused(run, ["database", "/proc/nope/arena.db", "cannot create"])
     assert _files(tmp_path) == before
+
+
+FIRST_LEGAL = shlex.join(bot_cmd("first_legal"))
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("match", "argentine-1v1", "python 'first_legal.py", FIRST_LEGAL),
+     ["bot 1", "No closing quotation"]),
+    (("match", "argentine-1v1", FIRST_LEGAL, 'b=python "x.py'), ["bot 2", "No closing quotation"]),
+    (("check", "python 'first_legal.py"), ["COMMAND", "No closing quotation"]),
+], ids=["match bot 1", "match bot 2", "check"])
+def test_a_bot_argument_with_an_unclosed_quote_is_one_error_line(
+    tmp_path: Path, args: tuple[str, ...], words: list[str]
+) -> None:
+    """`arena match` / `arena check` with a bot command whose quote is never closed: exit 2
+    and one line naming the argument and the shell-splitting reason (it was a ValueError
+    traceback from shlex), nothing created."""
+    run = arena(*args, cwd=tmp_path)
+    _assert_refused(run, words)
+    assert _files(tmp_path) == set()
+
+
+def test_a_ladder_s_unclosed_quote_or_deep_nesting_is_one_error_line(tmp_path: Path) -> None:
+    """The ladder's own entry points: `arena ladder add --command` with an unclosed quote,
+    and `arena ladder serve` of a config nested too deeply, each exit 2 with one line (a
+    ValueError and a RecursionError traceback before)."""
+    from arena.tournament.ladder_book import LadderBook
+
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    deep = tmp_path / "deep.toml"
+    deep.write_text('[ladder]\nname = "main"\nx = ' + "[" * 1000 + "]" * 1000 + "\n",
+                    encoding="utf-8")
+    add = arena("ladder", "add", "bot", "--command", "python 'b.py", "--database",
+                tmp_path / "arena.db", cwd=tmp_path)
+    _assert_refused(add, ["bot.command", "No closing quotation"])
+    serve = arena("ladder", "serve", deep, cwd=tmp_path)
+    _assert_refused(serve, ["deep.toml", "not valid TOML", "nested too deeply"])
+
+
+def test_a_remote_bot_argument_is_shown_as_written_not_as_an_emoji(tmp_path: Path) -> None:
+    """`remote:x:` (a remote bot without a token) is refused in one line that quotes it as
+    written: rich no longer turns `:x:` into an emoji (it printed `remote❌`)."""
+    run = arena("match", "argentine-1v1", "remote:x:", FIRST_LEGAL, cwd=tmp_path)
+    _assert_refused(run, ["bot 1", "remote:NAME:TOKEN", "'remote:x:'"])
+    assert "\u274c" not in run.stderr, explain(run)
+
+
+CONTROLS = ("\x1b", "\x07", "\x08", "\x9b")  # ESC, BEL, backspace, 8-bit CSI
+
+
+def test_a_crashing_bot_cannot_write_escape_codes_to_the_terminal(tmp_path: Path) -> None:
+    """A bot that prints a window title, cursor moves, erase-line, colours and other control
+    characters, then exits before connecting (tests/bots/crash_escapes.py): the fault detail
+    stored in the database keeps its words without any control character, and neither
+    `arena match` nor `arena check` writes one to stdout or stderr (the raw sequences went to
+    the organizer's terminal); an emoji code is shown as written."""
+    crash = shlex.join(bot_cmd("crash_escapes"))
+    match = arena("match", "argentine-1v1", crash, FIRST_LEGAL, "--database", "m.db",
+                  cwd=tmp_path)
+    assert match.returncode == 1, explain(match)
+    check = arena("check", crash, "--variant", "argentine-1v1", "--matches-per-pair", "1",
+                  "--keep", "kept", cwd=tmp_path)
+    assert check.returncode == 1, explain(check)
+    for run in (match, check):
+        shown = run.stdout + run.stderr
+        assert "exited with code 3 before connecting" in shown, explain(run)
+        for words in ("RED", "end-of-crash", ":white_check_mark:"):
+            assert words in shown, (words, explain(run))
+        for control in CONTROLS:
+            assert control not in shown, (control, explain(run))
+    for database in (tmp_path / "m.db", tmp_path / "kept" / "check.db"):
+        details = [row["detail"] for row in stored_matches(database)]
+        assert any("RED" in d and "end-of-crash" in d for d in details), details
+        for control in CONTROLS:
+            assert not any(control in d for d in details), (control, details)
+
+
+@pytest.mark.parametrize(("raw", "shown"), [
+    ("\x1b[31mRED\x1b[0m plain", "RED plain"),  # colours
+    ("\x1b[2K\x1b[1Aup", "up"),  # erase line, cursor up
+    ("\x1b]0;title\x07after", "after"),  # window title ended by BEL
+    ("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\", "link"),  # hyperlink ended by ST
+    ("\x1bPq#0\x1b\\x", "x"),  # DCS (sixel)
+    ("\x1bcreset \x1b(0box", "reset box"),  # full reset, character set
+    ("\x9b2Jgone", "gone"),  # 8-bit CSI
+    ("a\x00b\x07c\x08d\re\x7ff\x85g", "abcdefg"),  # other C0, DEL, C1
+    ("tab\tand\nnewline kept, ñandú ✓", "tab\tand\nnewline kept, ñandú ✓"),
+])
+def test_printable_drops_escape_sequences_and_controls_only(raw: str, shown: str) -> None:
+    """`printable` removes whole escape sequences (CSI, OSC, DCS, two-byte escapes, 8-bit CSI)
+    and every other control character, and keeps the words, tabs, newlines and non-ASCII
+    letters."""
+    assert printable(raw) == shown
+
+
+def _read_terminal(leader: int, until: Callable[[str], bool], timeout: float) -> str:
+    """What a program wrote to its pseudo-terminal until `until(text)` or `timeout` s."""
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.5)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the terminal closed
+                break
+            if not data:
+                break
+            chunks.append(data)
+            if until(b"".join(chunks).decode("utf-8", "replace")):
+                break
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_a_web_visitor_cannot_write_escape_codes_to_the_terminal(tmp_path: Path) -> None:
+    """`arena web` on a terminal logs a request for a missing page with its path: a visitor
+    asking for a path holding a window-title sequence (OSC) and a bell gets its words logged
+    without them (the console log renderer printed them raw)."""
+    Store(tmp_path / "arena.db").close()
+    leader, follower = pty.openpty()
+    env = {**os.environ, "TERM": "xterm-256color", "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen(
+        [str(ARENA), "web", "--database", "arena.db", "--listen", "127.0.0.1:0"],
+        cwd=tmp_path, env=env, stdin=follower, stdout=follower, stderr=follower,
+        close_fds=True,
+    )
+    os.close(follower)
+    try:
+        seen = _read_terminal(leader, lambda t: "Ctrl-C" in t, CLI_TIMEOUT)
+        url = re.search(r"arena web: (http://127\.0\.0\.1:\d+)/", seen)
+        assert url, seen
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            urllib.request.urlopen(url.group(1) + "/t/pwned%1B%5D0%3Btitle%07here", timeout=30)
+        caught.value.close()
+        assert caught.value.code == 404
+        seen += _read_terminal(leader, lambda t: "here" in t, 30)
+    finally:
+        proc.send_signal(2)  # Ctrl-C
+        proc.wait(CLI_TIMEOUT)
+        os.close(leader)
+    for words in ("web_error", "pwned", "here"):
+        assert words in seen, (words, seen)
+    for control in ("\x1b]", "\x07"):  # the log's own colours are CSI sequences: kept
+        assert control not in seen, (control, repr(seen))
 
 
 @contextlib.contextmanager

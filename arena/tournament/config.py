@@ -302,6 +302,8 @@ def load_config(path: Path) -> TournamentConfig:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
                                notes=tuple(config_notes(raw)))
 
@@ -513,6 +515,30 @@ def _names(table: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _env_name(name: str, where: str) -> None:
+    """`name` can be an environment variable's name: not empty, no '=' and no NUL (the
+    launch would fail in every match otherwise)."""
+    if not name:
+        raise ConfigError(f"{where}: a variable name cannot be empty")
+    for char, what in (("=", "'='"), ("\0", "a NUL character")):
+        if char in name:
+            raise ConfigError(f"{where}: variable name {_show(name)} cannot contain {what}")
+
+
+def _env(entry: dict[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    """`[[bot]] env`: a table of variable names to string values."""
+    env = entry.get("env", {})
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
+        raise ConfigError(f'{where}: must be a table of strings, e.g. {{K = "v"}}')
+    for key, value in env.items():
+        _env_name(key, where)
+        if "\0" in value:
+            raise ConfigError(f"{where}: the value of {key!r} cannot contain a NUL character")
+    return tuple(sorted(env.items()))
+
+
 def _sandbox(raw: Any, base: Path) -> SandboxPolicy:
     if not isinstance(raw, dict):
         raise ConfigError("sandbox: must be a table ([sandbox])")
@@ -527,8 +553,11 @@ def _sandbox(raw: Any, base: Path) -> SandboxPolicy:
     for path in writable:
         if not path.is_dir():
             raise ConfigError(f"sandbox.writable: folder {path} does not exist")
-    return SandboxPolicy(mode=mode, allow_unsandboxed=allow,
-                         pass_env=_names(raw, "pass_env", "sandbox"), writable=writable)
+    pass_env = _names(raw, "pass_env", "sandbox")
+    for name in pass_env:
+        _env_name(name, "sandbox.pass_env")
+    return SandboxPolicy(mode=mode, allow_unsandboxed=allow, pass_env=pass_env,
+                         writable=writable)
 
 
 def _listen_address(listen: str) -> tuple[str, int]:
@@ -569,6 +598,16 @@ def config_notes(raw: dict[str, Any]) -> list[str]:
     return notes
 
 
+def split_command(command: str, where: str) -> list[str]:
+    """A command written as one string, split as a shell reads quotes and spaces; an
+    unclosed quote is a `ConfigError` naming `where`."""
+    try:
+        return shlex.split(command)
+    except ValueError as exc:  # "No closing quotation", "No escaped character"
+        raise ConfigError(f"{where}: cannot split {_show(command)} as a shell would: "
+                          f"{exc}") from None
+
+
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
@@ -588,7 +627,7 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         command = entry.get("command", [])
         token = entry.get("token", "")
         if isinstance(command, str):
-            command = shlex.split(command)  # quotes and spaces as a shell reads them
+            command = split_command(command, f"{where}.command (bot {name!r})")
         if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
             raise ConfigError(f"{where}.command (bot {name!r}): must be a list of strings")
         if any("\0" in c for c in command) or (command and not command[0]):
@@ -617,15 +656,11 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
             folder = base / _str(entry, "dir", where, "")
             if not folder.is_dir():
                 raise ConfigError(f"{where}.dir: folder {folder} does not exist")
-        env = entry.get("env", {})
-        if not isinstance(env, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
-        ):
-            raise ConfigError(f'{where}.env: must be a table of strings, e.g. {{K = "v"}}')
+        env = _env(entry, f"{where}.env")
         if (folder is not None or env) and not command:
             raise ConfigError(f"{where}: dir and env are for bots with a command")
         bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
-                            dir=folder, env=tuple(sorted(env.items())), protocol=protocol))
+                            dir=folder, env=env, protocol=protocol))
     return tuple(bots)
 
 
@@ -671,6 +706,8 @@ def _database_file(path: Path, field_name: str = "tournament.database") -> None:
     if path.is_dir():
         raise ConfigError(f"{field_name}: {path} is a folder; give a file name")
     if path.exists():
+        if not path.is_file():  # /dev/null, a pipe: SQLite cannot keep a database there
+            raise ConfigError(f"{field_name}: {path} is not a regular file; give a file name")
         try:
             with path.open("rb") as src:
                 head = src.read(16)

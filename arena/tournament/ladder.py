@@ -77,6 +77,8 @@ def load_ladder_config(path: Path) -> LadderConfig:
         raise ConfigError(f"config file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
     return replace(parse_ladder_config(raw, base=path.parent), path=path)
 
 

@@ -13,7 +13,6 @@ These tables have their own schema version (`MIGRATIONS`, component `ladder` of 
 from __future__ import annotations
 
 import json
-import shlex
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import Any
 
 from arena.errors import ConfigError
 from arena.tournament.backend import Backend, Migration, Target, is_url, migrate, open_backend
-from arena.tournament.config import BotSpec
+from arena.tournament.config import BotSpec, split_command
 from arena.tournament.store import MatchRow, Store
 
 SCHEMA_V1 = """
@@ -103,7 +102,7 @@ def make_bot(
         raise ConfigError(f"{where}.version: a version without spaces, '@' or ':', "
                           f"got {version!r}")
     if isinstance(command, str):
-        command = shlex.split(command)
+        command = split_command(command, f"{where}.command")
     if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):
         raise ConfigError(f"{where}.command: must be a list of strings or one string")
     if not isinstance(token, str):

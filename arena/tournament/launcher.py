@@ -26,6 +26,7 @@ import structlog
 import trio
 
 from arena.errors import ConfigError
+from arena.safe_text import printable
 from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
 from arena.tournament.spawn import ChildProcess, open_process
 
@@ -194,13 +195,15 @@ class SeatProcess:
         return self.process.returncode is not None
 
     def tail(self, lines: int = 8) -> str:
-        """The last lines the bot printed (for error reports)."""
+        """The last lines the bot printed (for error reports), without escape sequences or
+        control characters: the CLI shows them on the organizer's terminal."""
         try:
             with self.log_path.open("rb") as f:
                 f.seek(max(0, f.seek(0, os.SEEK_END) - TAIL_BYTES))
                 text = f.read().decode("utf-8", errors="replace")
         except OSError:
             return ""
+        text = "\n".join(printable(line) for line in text.splitlines())
         return "\n".join(text.strip().splitlines()[-lines:])
 
     def _signal(self, sig: int) -> None:

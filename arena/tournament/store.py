@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from arena.referee import MatchReport
 from arena.tournament import latency as lat
 from arena.tournament.backend import (
     Backend,
+    DatabaseError,
     Migration,
     Target,
     check_version,
@@ -216,6 +218,11 @@ def bot_results(
     return winner, points, games
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    """SQLite says another connection holds the database (SQLITE_BUSY, SQLITE_LOCKED)."""
+    return (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (5, 6) or "locked" in str(exc)
+
+
 class Store:
     """The results database."""
 
@@ -235,6 +242,13 @@ class Store:
                 self.db.execute("PRAGMA foreign_keys=ON")
             migrate(self.db, "store", MIGRATIONS, legacy=_legacy_version,
                     on_applied=self._migrated)
+        except sqlite3.DatabaseError as exc:
+            self.db.close()
+            if _busy(exc):  # another process holds it: the caller may wait and try again
+                raise
+            # Not a database SQLite can use (/dev/null, a damaged file): one line, not a
+            # traceback.
+            raise DatabaseError(f"database: {describe(target)}: {exc}") from None
         except BaseException:
             self.db.close()
             raise
