@@ -732,3 +732,24 @@ def test_every_process_of_a_seat_is_the_oom_killers_first_choice(tmp_path: Path)
     assert len(scores) >= 3, scores  # bwrap, (its init,) the bot, the bot's child
     assert set(scores.values()) == {"1000"}, scores
     assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
+
+
+def test_the_referee_lowers_its_own_oom_score_adj_when_it_starts_a_sandbox() -> None:
+    """A referee started at oom_score_adj 500 (a raise any process may make) lowers it when
+    it builds its sandbox: to -800 with CAP_SYS_RESOURCE, else as low as it may (0); either
+    way far below its seats' 1000."""
+    code = (
+        "from pathlib import Path\n"
+        "Path('/proc/self/oom_score_adj').write_text('500')\n"
+        "from arena.tournament.sandbox import Sandbox\n"
+        "Sandbox('bubblewrap')\n"
+        "print('ADJ', Path('/proc/self/oom_score_adj').read_text().strip())\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"^ADJ (-?\d+)$", done.stdout, re.M)
+    assert found is not None, done.stdout
+    assert int(found[1]) in (-800, 0), done.stdout

@@ -271,21 +271,28 @@ def private_run_dir() -> Path:
 
 
 def protect_referee(adj: int = REFEREE_OOM_SCORE_ADJ) -> int | None:
-    """Lower this process's ``oom_score_adj`` to `adj` (or as low as it may: an unprivileged
-    process may not go below its inherited minimum); the value it now has, None if unknown."""
+    """Lower this process's ``oom_score_adj`` to `adj`, else (without CAP_SYS_RESOURCE a
+    process may not go below the minimum it inherited, usually 0) to 0; the value it now
+    has, None if unknown."""
     path = Path("/proc/self/oom_score_adj")
     try:
         current = int(path.read_text())
     except (OSError, ValueError):
         return None
-    if current > adj:
+    refused = ""
+    for wanted in (adj, 0):
+        if current <= wanted:
+            break
         try:
-            path.write_text(str(adj))
+            path.write_text(str(wanted))
         except OSError as exc:  # EACCES: below the minimum without CAP_SYS_RESOURCE
-            log.info("referee_oom_score_adj_kept", wanted=adj, kept=current, error=str(exc),
-                     detail="seats still get the highest score; the referee keeps its own")
+            refused = refused or str(exc)
         else:
-            current = adj
+            current = wanted
+            break
+    if refused:
+        log.info("referee_oom_score_adj_kept", wanted=adj, kept=current, error=refused,
+                 detail="seats still get the highest score; the referee keeps its own")
     return current
 
 
