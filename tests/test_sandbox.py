@@ -15,6 +15,7 @@ without it, they fail.
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import re
 import secrets
@@ -177,8 +178,9 @@ def test_a_stock_jvm_starts_under_the_default_limits(tmp_path: Path) -> None:
 
 
 def test_private_temp_dir_is_home_and_is_deleted(tmp_path: Path) -> None:
-    """A sandboxed seat's HOME is /tmp, a fresh private writable dir; it is deleted when the
-    seat stops. The bot's own folder is read-only."""
+    """A sandboxed seat's HOME is /tmp, a fresh private writable dir: a tmpfs of its own,
+    so nothing it writes lands in the referee's run folder on the host, and it is gone with
+    the seat. The bot's own folder is read-only."""
     script = tmp_path / "home.py"
     script.write_text(
         "import os, pathlib\n"
@@ -191,7 +193,10 @@ def test_private_temp_dir_is_home_and_is_deleted(tmp_path: Path) -> None:
         "except OSError as e:\n"
         "    print('own dir read-only', type(e).__name__)\n"
     )
-    p = _run_seat([sys.executable, str(script)], tmp_path, Sandbox("bubblewrap"))
+    run_root = tmp_path / "run"
+    run_root.mkdir()
+    p = _run_seat([sys.executable, str(script)], tmp_path,
+                  Sandbox("bubblewrap", temp_root=run_root))
     found = re.search(r"HOME /tmp \[(.*)\]", p.tail())
     assert found is not None, p.tail()
     names = {n.strip().strip("'") for n in found[1].split(",")}
@@ -205,7 +210,8 @@ def test_private_temp_dir_is_home_and_is_deleted(tmp_path: Path) -> None:
     assert names - {"mine"} <= mounts, (names, mounts)
     assert "own dir read-only" in p.tail(), p.tail()
     assert not (tmp_path / "written-from-inside").exists()
-    assert not p.jail.temp.exists()
+    assert p.jail.temp is None
+    assert not list(run_root.iterdir())
 
 
 def test_mode_none_kills_a_setsid_grandchild_through_the_cgroup(tmp_path: Path) -> None:
@@ -417,3 +423,333 @@ def test_a_link_in_a_bots_folder_reaches_nothing_hidden_or_outside(tmp_path: Pat
     assert "mine READ b'my own data'" in out, out
     assert "secret" not in out
     assert "seed" not in out
+
+
+LOCK_PROBE = """\
+import ctypes, errno, fcntl, os, struct, sys
+def code(fn):
+    try:
+        fn()
+        return "OK"
+    except OSError as exc:
+        return errno.errorcode[exc.errno]
+def raw(nr, *args):
+    libc = ctypes.CDLL(None, use_errno=True)
+    done = libc.syscall(ctypes.c_long(nr), *(ctypes.c_long(a) for a in args))
+    return "OK" if done >= 0 else errno.errorcode[ctypes.get_errno()]
+fd = os.open(sys.argv[1], os.O_RDONLY)
+lock = struct.pack("hhqqi4x", fcntl.F_RDLCK, os.SEEK_SET, 0, 1, 0)
+results = {
+    "F_SETLK": code(lambda: fcntl.fcntl(fd, fcntl.F_SETLK, lock)),
+    "F_GETLK": code(lambda: fcntl.fcntl(fd, fcntl.F_GETLK, lock)),
+    "F_OFD_SETLK": code(lambda: fcntl.fcntl(fd, 37, lock)),
+    "flock": code(lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)),
+    "F_NOTIFY": code(lambda: fcntl.fcntl(os.open("/usr/bin", os.O_RDONLY), 1026, 1)),
+    "inotify_init1": raw(294, 0),
+    "inotify_init": raw(253),
+    # F_SETLK with bits above the 32 the kernel reads: still F_SETLK for the kernel.
+    "F_SETLK_high_bits": raw(72, fd, (1 << 32) | fcntl.F_SETLK, 0),
+    "x32_flock": raw(0x40000000 | 73, fd, fcntl.LOCK_SH | fcntl.LOCK_NB),
+    "F_GETFL": code(lambda: fcntl.fcntl(fd, fcntl.F_GETFL)),
+}
+print("RESULTS", sorted(results.items()), flush=True)
+"""
+
+
+def _probe_results(seat: SeatProcess) -> dict[str, str]:
+    """The last RESULTS line of a seat's log, as a dict."""
+    line = seat.tail().split("RESULTS ")[-1].splitlines()[0]
+    return dict(ast.literal_eval(line))
+
+
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the probe makes x86_64 syscalls")
+def test_a_sandboxed_seat_can_take_no_file_lock_and_watch_no_file(tmp_path: Path) -> None:
+    """From inside the sandbox, on its own program file: fcntl F_SETLK / F_GETLK /
+    F_OFD_SETLK / F_NOTIFY, flock, inotify_init(1), F_SETLK with junk in the upper bits of
+    the command, and flock through the x32 calling convention all fail with EPERM (the
+    seccomp filter), while other fcntl commands work. The same probe run without the filter
+    gets its locks: it does detect them."""
+    probe = tmp_path / "locks.py"
+    probe.write_text(LOCK_PROBE)
+    argv = [sys.executable, str(probe), str(probe)]
+    sandbox = Sandbox("bubblewrap")
+    results = _probe_results(_run_seat(argv, tmp_path, sandbox))
+    assert results.pop("F_GETFL") == "OK", results
+    assert results == dict.fromkeys(results, "EPERM"), results
+
+    sandbox.seccomp = None  # the control: the same probe without the filter
+    unfiltered = _probe_results(_run_seat(argv, tmp_path, sandbox))
+    for name in ("F_SETLK", "F_GETLK", "F_OFD_SETLK", "flock", "inotify_init1"):
+        assert unfiltered[name] == "OK", unfiltered
+
+
+LOCK_SENDER = """\
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+sent = []
+for name, take in (("lockf", lambda: fcntl.lockf(fd, fcntl.LOCK_SH | fcntl.LOCK_NB, 1, 7)),
+                   ("flock", lambda: fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB))):
+    try:
+        take()
+        sent.append(name)
+    except OSError as exc:
+        sent.append(f"{name}:{exc.errno}")
+with open(sys.argv[2], "w") as f:  # a folder bound read-write: the test sees it at once
+    f.write(" ".join(["SENT", *sent]))
+time.sleep(60)
+"""
+LOCK_RECEIVER = """\
+import fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+seen = []
+try:
+    query = struct.pack("hhqqi4x", fcntl.F_WRLCK, os.SEEK_SET, 7, 1, 0)
+    answer = struct.unpack("hhqqi4x", fcntl.fcntl(fd, fcntl.F_GETLK, query))
+    seen.append("F_GETLK:" + ("locked" if answer[0] != fcntl.F_UNLCK else "free"))
+except OSError as exc:
+    seen.append(f"F_GETLK:error{exc.errno}")
+try:
+    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    seen.append("flock:free")
+except BlockingIOError:
+    seen.append("flock:locked")
+except OSError as exc:
+    seen.append(f"flock:error{exc.errno}")
+print("SEEN", *seen, flush=True)
+"""
+
+
+def _lock_channel(tmp_path: Path, sandbox: Sandbox, shared: str) -> tuple[str, str]:
+    """Two seats of one sandbox: the first locks `shared` and holds on; once it has said so
+    the second probes the same file. What each said."""
+    (tmp_path / "sender.py").write_text(LOCK_SENDER)
+    (tmp_path / "receiver.py").write_text(LOCK_RECEIVER)
+    said = tmp_path / "said" / "sent"
+    said.unlink(missing_ok=True)
+
+    async def main() -> tuple[str, str]:
+        async with trio.open_nursery() as nursery:
+            seats = []
+            for role in ("sender", "receiver"):
+                if seats:
+                    with trio.fail_after(60):
+                        while not said.exists() or not said.read_text():
+                            await trio.sleep(0.05)
+                seats.append(await SeatProcess.start(
+                    [sys.executable, str(tmp_path / f"{role}.py"), shared, str(said)],
+                    cwd=tmp_path,
+                    server="127.0.0.1:9", token="tok", bot_name=role,
+                    log_path=tmp_path / f"{role}.log", nursery=nursery, sandbox=sandbox,
+                    bot_dir=tmp_path))
+            with trio.fail_after(60):
+                await seats[1].process.wait()
+            for seat in seats:
+                await seat.stop(grace=0)
+        return said.read_text(), seats[1].tail()
+
+    return trio.run(main)
+
+
+@pytest.mark.parametrize("shared", ["sender.py", "/usr/bin/sh"])
+def test_two_sandboxed_seats_cannot_signal_through_a_lock(tmp_path: Path, shared: str) -> None:
+    """The channel itself, between two live seats: one takes read locks (fcntl and flock) on
+    a file both sandboxes bind read-only (the bot's own program, or /usr/bin/sh), the other
+    looks for them (F_GETLK, a non-blocking exclusive flock). With the seccomp filter the
+    first cannot lock and the second cannot look: no signal. Without the filter (the
+    control) the second sees both locks, as the hostile review's bots did."""
+    path = str(tmp_path / shared) if not shared.startswith("/") else shared
+    (tmp_path / "said").mkdir()
+    sandbox = Sandbox("bubblewrap", writable=[tmp_path / "said"])
+    sent, seen = _lock_channel(tmp_path, sandbox, path)
+    assert sent == "SENT lockf:1 flock:1", sent  # EPERM
+    assert "SEEN F_GETLK:error1 flock:error1" in seen, seen
+
+    sandbox.seccomp = None
+    sent, seen = _lock_channel(tmp_path, sandbox, path)
+    assert sent == "SENT lockf flock", sent
+    assert "SEEN F_GETLK:locked flock:locked" in seen, seen
+
+
+def _run_filter(program: bytes, nr: int, arch: int, args: tuple[int, ...] = ()) -> int:
+    """What the classic-BPF `program` returns for one call (a small interpreter of the
+    instructions the filter uses), with struct seccomp_data laid out as the kernel does."""
+    import struct
+
+    data = struct.pack("<iIQ6Q", nr, arch, 0, *(list(args) + [0] * (6 - len(args))))
+    code = [struct.unpack("=HBBI", program[i:i + 8]) for i in range(0, len(program), 8)]
+    acc, pc = 0, 0
+    while True:
+        op, jt, jf, k = code[pc]
+        pc += 1
+        if op == 0x20:  # ld [k]
+            acc = struct.unpack_from("<I", data, k)[0]
+        elif op == 0x54:  # and #k
+            acc &= k
+        elif op == 0x15:  # jeq #k
+            pc += jt if acc == k else jf
+        elif op == 0x06:  # ret #k
+            return k
+        else:
+            raise AssertionError(f"unexpected opcode {op:#x}")
+
+
+def test_the_lock_filter_covers_each_calling_convention() -> None:
+    """The filter, instruction by instruction, for calls this machine cannot make: on x86_64
+    the 32-bit calls (int 0x80: flock 143, fcntl 55, fcntl64 221 with F_SETLK64, inotify 291
+    and 332, fanotify 338) and x32 calls are refused like the 64-bit ones; aarch64 has its
+    own numbers (flock 32, fcntl 25, inotify_init1 26, fanotify_init 262); an unknown
+    calling convention is refused outright; a machine without a table gets no filter."""
+    from arena.tournament import seccomp
+
+    allow, eperm = seccomp.RET_ALLOW, seccomp.RET_ERRNO | 1
+    x86_64, i386, aarch64 = 0xC000003E, 0x40000003, 0xC00000B7
+    program = seccomp.lock_filter("x86_64")
+    assert program is not None
+    cases = [
+        (73, x86_64, (), eperm), (72, x86_64, (3, 6), eperm), (72, x86_64, (3, 38), eperm),
+        (72, x86_64, (3, (7 << 32) | 5), eperm), (72, x86_64, (3, 1), allow),
+        (253, x86_64, (), eperm), (294, x86_64, (), eperm), (300, x86_64, (), eperm),
+        (0x40000000 | 73, x86_64, (), eperm), (0x40000000 | 1, x86_64, (), allow),
+        (0, x86_64, (), allow), (143, i386, (), eperm), (55, i386, (3, 7), eperm),
+        (221, i386, (3, 13), eperm), (221, i386, (3, 3), allow), (291, i386, (), eperm),
+        (332, i386, (), eperm), (338, i386, (), eperm), (3, i386, (), allow),
+        (73, 0x40000028, (), eperm), (3, 0x40000028, (), eperm),  # 32-bit ARM: unknown
+    ]
+    for nr, arch, args, expected in cases:
+        assert _run_filter(program, nr, arch, args) == expected, (nr, hex(arch), args)
+    arm = seccomp.lock_filter("aarch64")
+    assert arm is not None
+    for nr, args, expected in [(32, (), eperm), (25, (3, 6), eperm), (25, (3, 36), eperm),
+                               (25, (3, 1), allow), (26, (), eperm), (262, (), eperm),
+                               (73, (), allow), (63, (), allow)]:
+        assert _run_filter(arm, nr, aarch64, args) == expected, (nr, args)
+    assert _run_filter(arm, 32, x86_64) == eperm  # x86_64 calls on an aarch64 filter
+    assert seccomp.lock_filter("riscv64") is None
+
+
+def test_a_seat_filling_its_tmp_gets_enospc_not_the_host_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sandboxed seat writing past its /tmp cap (TMP_MB, 16 MiB here) gets ENOSPC after
+    about that much: its /tmp is a tmpfs of its own, not a folder on the referee's disk
+    (a bot filled that disk and the referee could no longer store results). Nothing of it
+    is left on the host."""
+    from arena.tournament import sandbox as sandbox_module
+
+    monkeypatch.setattr(sandbox_module, "TMP_MB", 16, raising=False)
+    script = tmp_path / "fill.py"
+    script.write_text(
+        "import os\n"
+        "written = 0\n"
+        "with open('/tmp/fill', 'wb', buffering=0) as f:\n"
+        "    try:\n"
+        "        while written < 64 << 20:\n"
+        "            written += f.write(b'x' * 65536)\n"
+        "        print('WROTE ALL', written)\n"
+        "    except OSError as exc:\n"
+        "        print('STOPPED', written, exc.errno)\n"
+    )
+    run_root = tmp_path / "run"
+    run_root.mkdir()
+    p = _run_seat([sys.executable, str(script)], tmp_path,
+                  Sandbox("bubblewrap", temp_root=run_root))
+    found = re.search(r"STOPPED (\d+) (\d+)", p.tail())
+    assert found is not None, p.tail()
+    assert int(found[2]) == 28  # ENOSPC
+    assert 15 * MIB <= int(found[1]) <= 16 * MIB, found[1]
+    assert not list(run_root.iterdir())
+    assert p.jail.temp is None
+
+
+SEAT_OOM = """\
+import os, sys, time
+child = os.fork()
+if child == 0:
+    time.sleep(60)
+    os._exit(0)
+try:
+    with open("/proc/self/oom_score_adj", "w") as f:
+        f.write("0")
+    print("LOWERED", flush=True)
+except OSError as exc:
+    print("KEPT", type(exc).__name__, flush=True)
+print("READY", open("/proc/self/oom_score_adj").read().strip(), flush=True)
+open(sys.argv[1], "w").close()  # a folder bound read-write: the test sees it at once
+time.sleep(60)
+"""
+
+
+def _descendants(root: int) -> list[int]:
+    """`root` and every process below it (host pids, from /proc/*/stat)."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(proc.name))
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo += children.get(pid, [])
+    return found
+
+
+def test_every_process_of_a_seat_is_the_oom_killers_first_choice(tmp_path: Path) -> None:
+    """Read from the host: every process of a sandboxed seat (bwrap, the bot, the child it
+    forked) has oom_score_adj 1000, and the bot cannot write its own back down (its /proc is
+    read-only); so when the seats together exhaust the machine, the kernel kills a seat's
+    process, not the referee (whose own adjustment is lowered when it may)."""
+    script = tmp_path / "oom.py"
+    script.write_text(SEAT_OOM)
+    (tmp_path / "said").mkdir()
+    ready = tmp_path / "said" / "ready"
+
+    async def main() -> tuple[str, dict[int, str]]:
+        async with trio.open_nursery() as nursery:
+            p = await SeatProcess.start(
+                [sys.executable, str(script), str(ready)], cwd=tmp_path,
+                server="127.0.0.1:9", token="tok", bot_name="b",
+                log_path=tmp_path / "seat.log", nursery=nursery,
+                sandbox=Sandbox("bubblewrap", writable=[ready.parent]), bot_dir=tmp_path,
+            )
+            with trio.fail_after(60):
+                while not ready.exists():
+                    await trio.sleep(0.05)
+            scores = {}
+            for pid in _descendants(p.pid):
+                with contextlib.suppress(OSError):
+                    scores[pid] = Path(f"/proc/{pid}/oom_score_adj").read_text().strip()
+            await p.stop(grace=0)
+            return p.tail(), scores
+
+    out, scores = trio.run(main)
+    assert "KEPT OSError" in out, out
+    assert "READY 1000" in out, out
+    assert len(scores) >= 3, scores  # bwrap, (its init,) the bot, the bot's child
+    assert set(scores.values()) == {"1000"}, scores
+    assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
+
+
+def test_the_referee_lowers_its_own_oom_score_adj_when_it_starts_a_sandbox() -> None:
+    """A referee started at oom_score_adj 500 (a raise any process may make) lowers it when
+    it builds its sandbox: to -800 with CAP_SYS_RESOURCE, else as low as it may (0); either
+    way far below its seats' 1000."""
+    code = (
+        "from pathlib import Path\n"
+        "Path('/proc/self/oom_score_adj').write_text('500')\n"
+        "from arena.tournament.sandbox import Sandbox\n"
+        "Sandbox('bubblewrap')\n"
+        "print('ADJ', Path('/proc/self/oom_score_adj').read_text().strip())\n"
+    )
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    found = re.search(r"^ADJ (-?\d+)$", done.stdout, re.M)
+    assert found is not None, done.stdout
+    assert int(found[1]) in (-800, 0), done.stdout

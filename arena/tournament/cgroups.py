@@ -12,7 +12,8 @@ Where the kernel lets us, a seat gets a child of the referee's own cgroup:
   SIGKILLing every pid in ``cgroup.procs`` until it is empty.
 
 The seat's process joins its cgroup before it runs any bot code: the launcher execs through
-`join_prefix` (a ``sh`` that writes its own pid into ``cgroup.procs``, then execs the rest).
+`join_commands` (run by the ``sh`` of `arena.tournament.sandbox.launch_prefix`, which writes
+its own pid into ``cgroup.procs``, then execs the rest).
 `find_cgroups` returns None where no controller is writable; the caller falls back to
 RLIMIT_AS (see `arena.tournament.sandbox`).
 """
@@ -99,12 +100,15 @@ class SeatCgroup:
                 if self.version == 2 or (folder / "pids.max").exists():
                     (folder / "pids.max").write_text(str(pids_max))
 
-    def join_prefix(self) -> list[str]:
-        """An argv prefix that moves the process into this cgroup, then execs the rest."""
-        writes = " && ".join(
+    def join_commands(self) -> str:
+        """Shell commands that move the shell running them into this cgroup."""
+        return " && ".join(
             f"echo $$ > {shlex.quote(str(folder / 'cgroup.procs'))}" for folder in self.dirs
         )
-        return ["/bin/sh", "-c", f'{writes} && exec "$@"', "arena-seat"]
+
+    def join_prefix(self) -> list[str]:
+        """An argv prefix that moves the process into this cgroup, then execs the rest."""
+        return ["/bin/sh", "-c", f'{self.join_commands()} && exec "$@"', "arena-seat"]
 
     def pids(self) -> list[int]:
         """Every process still in the cgroup."""

@@ -158,7 +158,7 @@ class SeatProcess:
             # From the spawner thread, never a thread that may end before the seat does
             # (bwrap --die-with-parent: see arena/tournament/spawn.py).
             process = await open_process(
-                jail.argv, cwd=jail.cwd, env=jail.env, pass_fds=(token_read,),
+                jail.argv, cwd=jail.cwd, env=jail.env, pass_fds=(token_read, *jail.fds),
             )
         except BaseException:
             with trio.CancelScope(shield=True):
@@ -166,6 +166,7 @@ class SeatProcess:
             raise
         finally:
             os.close(token_read)
+            jail.close_fds()
         seat = cls(process, log_path, jail)
         nursery.start_soon(seat._drain, _CappedLog(log_path, limits.log_mb * 1024 * 1024))
         return seat

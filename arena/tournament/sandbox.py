@@ -8,25 +8,36 @@ referee never knows whether a seat is sandboxed. Two modes:
   - ``--unshare-all`` (its own PID, network, IPC, UTS, cgroup and user namespace: it sees no
     other process and has no network), ``--die-with-parent``, ``--new-session``,
     ``--cap-drop ALL``, uid/gid 65534 inside its user namespace when the kernel allows it;
+  - its own ``/proc``, read-only (so its ``oom_score_adj``, below, stays where it was put);
   - a mount view built by WHITELIST: the system directories read-only (``/usr``, ``/bin``,
     ``/lib*``, ``/sbin``, a few files of ``/etc``), ``--proc /proc``, ``--dev /dev``, the
     bot's own directory read-only, the interpreter when the command is ``python`` (and the
     installed ``arena`` package so SDK bots import it), the wire contract (``proto/``), the
     program's directory when it lies outside the system, a fresh private writable ``/tmp``
-    (HOME) deleted afterwards, and the referee's Unix socket at /run/arena/referee.sock.
+    (HOME): a tmpfs of `TMP_MB` MiB (it fills up with ENOSPC, never the referee's disk; its
+    pages count against the seat's memory cgroup, and it is gone with the seat), and the
+    referee's Unix socket at /run/arena/referee.sock.
     What must stay hidden (the config file, the database and its -wal/-shm, replays, logs,
     other bots' directories) is left out: a bound directory that contains one of them is
     bound entry by entry, without it, so a file created there later is not visible either;
   - ``--clearenv``, then PATH, LANG/LC_*, TZ, HOME=/tmp, the ARENA_* variables of the seat,
-    ``[sandbox] pass_env`` and ``[[bot]] env``.
+    ``[sandbox] pass_env`` and ``[[bot]] env``;
+  - a seccomp filter (``--seccomp FD``, `arena.tournament.seccomp`): file locks (``flock``,
+    ``fcntl`` lock and lease commands) and inotify/fanotify fail with EPERM, since every
+    sandbox shares read-only inodes (its program, ``/usr/bin/sh``) and a lock or a watch on
+    one is a channel between seats.
 
 ``none`` — the bot runs as a plain process with the same cleared environment and a private
-temp dir as HOME (no isolation of files, processes or network).
+temp dir as HOME, on the host's disk, deleted afterwards (no isolation of files, processes or
+network, no cap on that dir, no seccomp filter).
 
 In both modes: a cgroup per seat when one is writable (memory limited by real use, a pids
 limit, every process killed at cleanup, setsid or not — see `arena.tournament.cgroups`),
 otherwise RLIMIT_AS at `AS_FALLBACK_FACTOR` times memory_mb (with a warning); RLIMIT_CPU and
-RLIMIT_NOFILE set by util-linux ``prlimit`` before the bot's program is exec'd.
+RLIMIT_NOFILE set by util-linux ``prlimit`` before the bot's program is exec'd; and
+``oom_score_adj`` `SEAT_OOM_SCORE_ADJ` (1000, inherited by the seat's children) while the
+referee lowers its own to `REFEREE_OOM_SCORE_ADJ`: when the seats' limits together exceed the
+machine, the kernel's OOM killer takes the seats' processes before the referee.
 """
 
 from __future__ import annotations
@@ -48,6 +59,7 @@ import structlog
 import arena
 from arena.errors import ArenaError, ConfigError
 from arena.tournament.cgroups import CgroupRoots, SeatCgroup, find_cgroups
+from arena.tournament.seccomp import lock_filter
 
 log = structlog.get_logger("arena.sandbox")
 
@@ -57,6 +69,14 @@ NOBODY = 65534
 # Without a writable cgroup, memory can only be capped by address space, which runtimes
 # reserve far beyond what they use (a stock JVM reserves GBs): allow this many times more.
 AS_FALLBACK_FACTOR = 4
+# A sandboxed seat's /tmp (HOME) is a tmpfs of this size (its pages are charged to the seat's
+# memory cgroup). Candidate for a config key ([limits] tmp_mb).
+TMP_MB = 256
+# The OOM killer picks the process with the highest score: every process of a seat gets the
+# highest adjustment (a process may raise its own; a sandboxed one cannot lower it again: its
+# /proc is read-only), the referee a low one (when it may: CAP_SYS_RESOURCE).
+SEAT_OOM_SCORE_ADJ = 1000
+REFEREE_OOM_SCORE_ADJ = -800
 INSTALL_HINT = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install "
     "bubblewrap), or set [sandbox] allow_unsandboxed = true to run bots without a sandbox"
@@ -102,19 +122,39 @@ class SeatJail:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
-    temp: Path  # the seat's private temp dir (HOME), deleted by `cleanup`
+    # The seat's private temp dir (HOME) on the host, deleted by `cleanup`; None when
+    # sandboxed (its /tmp is a tmpfs of its own, gone with the seat).
+    temp: Path | None
     cgroup: SeatCgroup | None = None
     sandboxed: bool = False
     notes: list[str] = field(default_factory=list)
+    # Descriptors the seat's process must inherit (the seccomp filter's pipe): the launcher
+    # passes them and calls `close_fds` once the process is started.
+    fds: list[int] = field(default_factory=list)
+
+    def close_fds(self) -> None:
+        """Close the referee's copy of the descriptors passed to the seat (idempotent)."""
+        while self.fds:
+            with contextlib.suppress(OSError):
+                os.close(self.fds.pop())
 
     async def cleanup(self) -> None:
         """Kill whatever is left of the seat, remove its cgroup and its temp dir."""
+        self.close_fds()
         if self.cgroup is not None:
             if not await self.cgroup.kill():
                 log.warning("seat_cgroup_not_empty", cgroup=str(self.cgroup.dirs[0]),
                             pids=self.cgroup.pids())
             self.cgroup.remove()
-        shutil.rmtree(self.temp, ignore_errors=True)
+        if self.temp is not None:
+            shutil.rmtree(self.temp, ignore_errors=True)
+
+
+def _tmp_and_proc() -> list[str]:
+    """/proc, read-only: a seat's process may not write its oom_score_adj back down (without
+    CAP_SYS_RESOURCE the referee cannot forbid it otherwise); /dev; /tmp, a tmpfs of TMP_MB."""
+    return ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev",
+            "--size", str(TMP_MB * 1024 * 1024), "--tmpfs", "/tmp"]
 
 
 def _base_flags(userns: bool) -> list[str]:
@@ -132,8 +172,7 @@ def probe_bubblewrap() -> tuple[bool, bool, str]:
         return False, False, "bwrap (bubblewrap) is not installed"
     why = ""
     for userns in (True, False):
-        argv = [bwrap, *_base_flags(userns), *_system_binds(), "--proc", "/proc",
-                "--dev", "/dev", "--", "true"]
+        argv = [bwrap, *_base_flags(userns), *_system_binds(), *_tmp_and_proc(), "--", "true"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -231,6 +270,32 @@ def private_run_dir() -> Path:
     return Path(tempfile.mkdtemp(prefix=f"arena-run-{os.getpid()}-", dir=parent))
 
 
+def protect_referee(adj: int = REFEREE_OOM_SCORE_ADJ) -> int | None:
+    """Lower this process's ``oom_score_adj`` to `adj`, else (without CAP_SYS_RESOURCE a
+    process may not go below the minimum it inherited, usually 0) to 0; the value it now
+    has, None if unknown."""
+    path = Path("/proc/self/oom_score_adj")
+    try:
+        current = int(path.read_text())
+    except (OSError, ValueError):
+        return None
+    refused = ""
+    for wanted in (adj, 0):
+        if current <= wanted:
+            break
+        try:
+            path.write_text(str(wanted))
+        except OSError as exc:  # EACCES: below the minimum without CAP_SYS_RESOURCE
+            refused = refused or str(exc)
+        else:
+            current = wanted
+            break
+    if refused:
+        log.info("referee_oom_score_adj_kept", wanted=adj, kept=current, error=refused,
+                 detail="seats still get the highest score; the referee keeps its own")
+    return current
+
+
 def python_paths() -> list[Path]:
     """What `python` (this interpreter) needs to run an SDK bot, symlinks resolved."""
     paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
@@ -240,6 +305,16 @@ def python_paths() -> list[Path]:
     paths.add(str(Path(arena.__file__).resolve().parent))
     return sorted({Path(os.path.realpath(p)) for p in paths if os.path.exists(p)} |
                   {Path(os.path.abspath(p)) for p in paths if os.path.exists(p)})
+
+
+def launch_prefix(cgroup: SeatCgroup | None) -> list[str]:
+    """The ``sh`` the seat's process starts as: it raises its own ``oom_score_adj`` to
+    `SEAT_OOM_SCORE_ADJ` (kept across exec and fork: the bot and all its children), joins
+    the seat's cgroup if any, then execs the rest of the argv."""
+    steps = [f"echo {SEAT_OOM_SCORE_ADJ} > /proc/self/oom_score_adj"]
+    if cgroup is not None:
+        steps.append(cgroup.join_commands())
+    return ["/bin/sh", "-c", " && ".join([*steps, 'exec "$@"']), "arena-seat"]
 
 
 class Sandbox:
@@ -264,6 +339,12 @@ class Sandbox:
         self.writable = tuple(Path(os.path.realpath(p)) for p in writable)
         self.temp_root = temp_root
         self.userns = probe_bubblewrap()[1] if mode == "bubblewrap" else False
+        self.seccomp = lock_filter() if mode == "bubblewrap" else None
+        if mode == "bubblewrap" and self.seccomp is None:
+            log.warning("no_seccomp_filter", machine=os.uname().machine,
+                        detail="no lock filter for this architecture: sandboxed seats can "
+                               "signal each other through file locks and inotify")
+        protect_referee()
         self.cgroups: CgroupRoots | None = find_cgroups()
         if self.cgroups is not None:
             self.cgroups.sweep()
@@ -291,8 +372,10 @@ class Sandbox:
         """The jail of one seat: `argv` (already resolved) run in `cwd` with the ARENA_*
         variables and the bot's own `env`; `others` are the other bots' directories."""
         cwd = cwd.resolve()  # a config given by a relative path has a relative folder
-        temp = Path(tempfile.mkdtemp(prefix="seat-", dir=self.temp_root))
-        temp.chmod(0o700)  # bubblewrap maps the sandbox uid to ours: the bot owns it
+        temp: Path | None = None
+        if self.mode == "none":
+            temp = Path(tempfile.mkdtemp(prefix="seat-", dir=self.temp_root))
+            temp.chmod(0o700)
         cgroup: SeatCgroup | None = None
         notes: list[str] = []
         if self.cgroups is not None:
@@ -300,19 +383,18 @@ class Sandbox:
                 cgroup = self.cgroups.seat(limits.memory_mb, limits.processes)
             except OSError as exc:
                 notes.append(f"no seat cgroup ({exc}); memory capped by address space")
-        clean = self._environment(env, home="/tmp" if self.mode == "bubblewrap" else str(temp))
+        clean = self._environment(env, home=str(temp) if temp is not None else "/tmp")
         cmd = list(argv)
+        fds: list[int] = []
         if self.mode == "bubblewrap":
-            cmd = self._bwrap(cmd, cwd=cwd, bot_dir=bot_dir, temp=temp, env=clean,
-                              others=others)
-        prefix: list[str] = []
-        if cgroup is not None:
-            prefix += cgroup.join_prefix()
+            cmd = self._bwrap(cmd, cwd=cwd, bot_dir=bot_dir, env=clean, others=others,
+                              fds=fds)
+        prefix = launch_prefix(cgroup)
         rlimits = self._rlimits(limits, capped_by_cgroup=cgroup is not None)
         if rlimits and self.prlimit:
             prefix += [self.prlimit, *rlimits, "--"]
         return SeatJail(prefix + cmd, clean, cwd if self.mode == "none" else Path("/"), temp,
-                        cgroup, self.mode == "bubblewrap", notes)
+                        cgroup, self.mode == "bubblewrap", notes, fds)
 
     def _rlimits(self, limits: BotLimits, *, capped_by_cgroup: bool) -> list[str]:
         args: list[str] = []
@@ -348,14 +430,24 @@ class Sandbox:
         *,
         cwd: Path,
         bot_dir: Path | None,
-        temp: Path,
         env: Mapping[str, str],
         others: Iterable[Path],
+        fds: list[int],
     ) -> list[str]:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None  # the mode was chosen by probe_bubblewrap
         args = [bwrap, *_base_flags(self.userns), *_system_binds(),
-                "--proc", "/proc", "--dev", "/dev", "--bind", str(temp), "/tmp"]
+                *_tmp_and_proc()]
+        if self.seccomp is not None:
+            # bwrap reads the program to its end, installs it just before it execs the bot
+            # and closes the descriptor: the bot never sees it.
+            read, write = os.pipe()
+            try:
+                os.write(write, self.seccomp)  # a few hundred bytes: fits in the pipe
+            finally:
+                os.close(write)
+            fds.append(read)
+            args += ["--seccomp", str(read)]
         proto = Path(arena.__file__).resolve().parent.parent / "proto"
         sources: set[Path] = {proto} if proto.is_dir() else set()  # the public contract
         program = Path(os.path.realpath(argv[0]))
