@@ -315,17 +315,17 @@ class TournamentRunner:
     @asynccontextmanager
     async def serving(self) -> AsyncIterator[str]:
         """Serve the referee while the block runs, with everything `play` needs: the
-        sandbox, the storage worker, a private folder (the seats' socket and temp dirs) and a
-        nursery for the seats' output drains. Yields the address remote bots connect to.
-        `run` plays a schedule inside it; the ladder and `arena sprt` play pairings inside it
-        one by one."""
+        sandbox, the storage worker, a private folder (the seats' socket; unsandboxed seats'
+        temp dirs) and a nursery for the seats' output drains. Yields the address remote bots
+        connect to. `run` plays a schedule inside it; the ladder and `arena sprt` play
+        pairings inside it one by one."""
         cfg = self.config
         credentials = None
         if cfg.tls_cert is not None and cfg.tls_key is not None:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        private = private_run_dir()  # 0700: the referee's socket, the seats' temp dirs
+        private = private_run_dir()  # 0700: the referee's socket, unsandboxed seats' temp dirs
         socket = private / "referee.sock"
         hidden = [*([cfg.database] if isinstance(cfg.database, Path) else []),  # a file
                   cfg.replays, cfg.logs, private,
