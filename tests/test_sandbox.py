@@ -627,16 +627,11 @@ def test_the_lock_filter_covers_each_calling_convention() -> None:
     assert seccomp.lock_filter("riscv64") is None
 
 
-def test_a_seat_filling_its_tmp_gets_enospc_not_the_host_disk(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A sandboxed seat writing past its /tmp cap (TMP_MB, 16 MiB here) gets ENOSPC after
-    about that much: its /tmp is a tmpfs of its own, not a folder on the referee's disk
-    (a bot filled that disk and the referee could no longer store results). Nothing of it
-    is left on the host."""
-    from arena.tournament import sandbox as sandbox_module
-
-    monkeypatch.setattr(sandbox_module, "TMP_MB", 16, raising=False)
+def test_a_seat_filling_its_tmp_gets_enospc_not_the_host_disk(tmp_path: Path) -> None:
+    """A sandboxed seat writing past its /tmp cap (`[limits] tmp_mb`, 16 MiB here) gets
+    ENOSPC after about that much: its /tmp is a tmpfs of its own, not a folder on the
+    referee's disk (a bot filled that disk and the referee could no longer store results).
+    Nothing of it is left on the host."""
     script = tmp_path / "fill.py"
     script.write_text(
         "import os\n"
@@ -652,7 +647,7 @@ def test_a_seat_filling_its_tmp_gets_enospc_not_the_host_disk(
     run_root = tmp_path / "run"
     run_root.mkdir()
     p = _run_seat([sys.executable, str(script)], tmp_path,
-                  Sandbox("bubblewrap", temp_root=run_root))
+                  Sandbox("bubblewrap", temp_root=run_root), limits=BotLimits(tmp_mb=16))
     found = re.search(r"STOPPED (\d+) (\d+)", p.tail())
     assert found is not None, p.tail()
     assert int(found[2]) == 28  # ENOSPC

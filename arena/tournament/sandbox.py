@@ -70,7 +70,7 @@ NOBODY = 65534
 # reserve far beyond what they use (a stock JVM reserves GBs): allow this many times more.
 AS_FALLBACK_FACTOR = 4
 # A sandboxed seat's /tmp (HOME) is a tmpfs of this size (its pages are charged to the seat's
-# memory cgroup). Candidate for a config key ([limits] tmp_mb).
+# memory cgroup). The default of `[limits] tmp_mb`.
 TMP_MB = 256
 # The OOM killer picks the process with the highest score: every process of a seat gets the
 # highest adjustment (a process may raise its own; a sandboxed one cannot lower it again: its
@@ -103,6 +103,7 @@ class BotLimits:
     open_files: int = 256  # file descriptors
     log_mb: int = 10  # stdout + stderr kept per seat per match, then truncated
     processes: int = 512  # tasks (processes and threads) in the seat's cgroup
+    tmp_mb: int = TMP_MB  # the seat's private /tmp (its HOME), a tmpfs (bubblewrap only)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +151,12 @@ class SeatJail:
             shutil.rmtree(self.temp, ignore_errors=True)
 
 
-def _tmp_and_proc() -> list[str]:
+def _tmp_and_proc(tmp_mb: int = TMP_MB) -> list[str]:
     """/proc, read-only: a seat's process may not write its oom_score_adj back down (without
-    CAP_SYS_RESOURCE the referee cannot forbid it otherwise); /dev; /tmp, a tmpfs of TMP_MB."""
+    CAP_SYS_RESOURCE the referee cannot forbid it otherwise); /dev; /tmp, a tmpfs of
+    `tmp_mb` MiB ([limits] tmp_mb)."""
     return ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev",
-            "--size", str(TMP_MB * 1024 * 1024), "--tmpfs", "/tmp"]
+            "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
 
 
 def _base_flags(userns: bool) -> list[str]:
@@ -388,7 +390,7 @@ class Sandbox:
         fds: list[int] = []
         if self.mode == "bubblewrap":
             cmd = self._bwrap(cmd, cwd=cwd, bot_dir=bot_dir, env=clean, others=others,
-                              fds=fds)
+                              fds=fds, tmp_mb=limits.tmp_mb)
         prefix = launch_prefix(cgroup)
         rlimits = self._rlimits(limits, capped_by_cgroup=cgroup is not None)
         if rlimits and self.prlimit:
@@ -433,11 +435,12 @@ class Sandbox:
         env: Mapping[str, str],
         others: Iterable[Path],
         fds: list[int],
+        tmp_mb: int = TMP_MB,
     ) -> list[str]:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None  # the mode was chosen by probe_bubblewrap
         args = [bwrap, *_base_flags(self.userns), *_system_binds(),
-                *_tmp_and_proc()]
+                *_tmp_and_proc(tmp_mb)]
         if self.seccomp is not None:
             # bwrap reads the program to its end, installs it just before it execs the bot
             # and closes the descriptor: the bot never sees it.
