@@ -455,6 +455,37 @@ def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
 
 
 @pytest.mark.e2e
+def test_a_launched_bot_holding_connections_by_the_hundred_is_killed_and_charged(
+    tmp_path: Path,
+) -> None:
+    """`jammer` (tests/bots/hostile_jammer.py), once it holds its seat, opens 200 idle
+    connections to the socket every launched seat shares (enough of them fill its connection
+    cap and keep other matches' seats out: a hostile review made honest seats of another
+    match forfeit so). The referee counts a seat's sockets: past `[limits] sockets` (64) it
+    kills the seat, which loses by disconnect; its opponent is never charged, and the log
+    says why (`seat_socket_flood`)."""
+    bots = {"jammer": bot_cmd("hostile_jammer"),
+            "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
+    config = write_config(tmp_path, name="jammer", bots=bots, variants=["argentine-1v1"],
+                          options=OPTIONS, games=2, concurrency=2, decision_ms=DECISION_MS)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 2, rows
+    for row in rows:
+        assert row["faulty_bot"] == "jammer", row
+        assert row["termination"] == "disconnect", row
+        assert row["winner_bot"] == 1 - _seat_of(row, "jammer"), row
+    log_file = tmp_path / "logs" / "jammer.jsonl"
+    events = [json.loads(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
+    floods = [e for e in events if e["event"] == "seat_socket_flood"]
+    assert len(floods) == 2, [e["event"] for e in events]
+    assert all(e["sockets"] > e["most"] == 64 for e in floods), floods
+    for flood in floods:  # the seat's own log says so too, for its author
+        assert "killed by the referee: the bot held" in Path(flood["log"]).read_text()
+
+
+@pytest.mark.e2e
 def test_a_frozen_remote_bot_loses_by_timeout_and_the_tournament_ends(tmp_path: Path) -> None:
     """A remote bot (config `token =`) answers two decisions, then its process freezes
     (SIGSTOP) with its TCP connection open: nothing tells the referee it is gone. The next

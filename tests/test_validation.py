@@ -186,6 +186,7 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
      ["limits.memory_mb", "at least 64", "cannot even start"]),
     ("open_files = 1", _under("limits", "open_files = 1"), ["limits.open_files", "at least 16"]),
     ("tmp_mb = 0", _under("limits", "tmp_mb = 0"), ["limits.tmp_mb", "at least 1"]),
+    ("sockets = -1", _under("limits", "sockets = -1"), ["limits.sockets", "at least 0"]),
     ("connect_ms = 1", _replace("[faults]\n", "[faults]\nconnect_ms = 1\n"),
      ["faults.connect_ms", "at least 100", "forfeit"]),
     ("300-char bot name", _replace('name = "first"', f'name = "{"b" * 300}"'),

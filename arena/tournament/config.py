@@ -45,6 +45,7 @@
     open_files = 256
     log_mb = 10                     # stdout + stderr kept per seat per match, then the tail
     tmp_mb = 256                    # the seat's private /tmp (its HOME): a tmpfs, then ENOSPC
+    sockets = 64                    # sockets the seat may hold at once; past it it is killed
 
     [sandbox]                       # launched bots (README "Running a contest safely")
     mode = "auto"                   # "auto" | "bubblewrap" | "none"
@@ -362,7 +363,8 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         reconnect_ms=_int(faults, "reconnect_ms", "faults", 10_000, 0),
     )
     limits_raw = _table(raw, "limits")
-    _check_keys(limits_raw, {"cpu_seconds", "memory_mb", "open_files", "log_mb", "tmp_mb"},
+    _check_keys(limits_raw,
+                {"cpu_seconds", "memory_mb", "open_files", "log_mb", "tmp_mb", "sockets"},
                 "limits")
     defaults = BotLimits()
     hard_files = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -380,6 +382,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         ),
         log_mb=_int(limits_raw, "log_mb", "limits", defaults.log_mb, 0, 1 << 20),
         tmp_mb=_int(limits_raw, "tmp_mb", "limits", defaults.tmp_mb, 1, 1 << 20),
+        sockets=_int(limits_raw, "sockets", "limits", defaults.sockets, 0, 1 << 20),
     )
     sandbox = _sandbox(raw.get("sandbox", {}), base)
     storage = _table(raw, "storage")

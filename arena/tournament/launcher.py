@@ -26,6 +26,7 @@ import structlog
 import trio
 
 from arena.errors import ConfigError
+from arena.rpc.peers import process_tree
 from arena.safe_text import printable
 from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
 from arena.tournament.spawn import ChildProcess, open_process
@@ -102,6 +103,25 @@ class _CappedLog:
         self.file.close()
 
 
+SOCKET_WATCH_S = 0.5
+"""How often a seat's sockets are counted (`[limits] sockets`)."""
+
+
+def _sockets_of(root: int) -> int:
+    """The sockets held by `root` and its descendants (each open descriptor counted)."""
+    held = 0
+    for pid in process_tree(root):
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
+                    held += 1
+    return held
+
+
 class SeatProcess:
     """A running bot process for one seat."""
 
@@ -168,8 +188,33 @@ class SeatProcess:
             os.close(token_read)
             jail.close_fds()
         seat = cls(process, log_path, jail)
-        nursery.start_soon(seat._drain, _CappedLog(log_path, limits.log_mb * 1024 * 1024))
+        sink = _CappedLog(log_path, limits.log_mb * 1024 * 1024)
+        nursery.start_soon(seat._drain, sink)
+        if limits.sockets:
+            nursery.start_soon(seat._watch_sockets, limits.sockets, sink)
         return seat
+
+    async def _watch_sockets(self, most: int, sink: _CappedLog) -> None:
+        """Every `SOCKET_WATCH_S`, count the sockets the seat's processes hold; past `most`,
+        kill the seat (its matches are then lost by disconnect, charged to it). A seat that
+        holds connections by the thousand (a sandboxed one has no network: they are the
+        referee's socket, shared by every launched seat) fills that listener's connection cap
+        and keeps other matches' seats out."""
+        while self.process.returncode is None:
+            held = await trio.to_thread.run_sync(_sockets_of, self.pid)
+            if held > most:
+                note = (f"killed by the referee: the bot held {held} sockets "
+                        f"(at most {most}, [limits] sockets)")
+                log.warning("seat_socket_flood", pid=self.pid, sockets=held, most=most,
+                            log=str(self.log_path))
+                with contextlib.suppress(OSError, ValueError):  # ValueError: closed
+                    sink.write(f"\n[arena] {note}\n".encode())
+                self._signal(signal.SIGKILL)
+                if self.jail.cgroup is not None:
+                    await self.jail.cgroup.kill()
+                return
+            with trio.move_on_after(SOCKET_WATCH_S):
+                await self.process.wait()
 
     async def _drain(self, sink: _CappedLog) -> None:
         stream = self.process.stdout

@@ -104,6 +104,7 @@ class BotLimits:
     log_mb: int = 10  # stdout + stderr kept per seat per match, then truncated
     processes: int = 512  # tasks (processes and threads) in the seat's cgroup
     tmp_mb: int = TMP_MB  # the seat's private /tmp (its HOME), a tmpfs (bubblewrap only)
+    sockets: int = 64  # sockets its processes may hold together; past it the seat is killed
 
 
 @dataclass(frozen=True, slots=True)
