@@ -103,7 +103,7 @@ class _CappedLog:
         self.file.close()
 
 
-SOCKET_WATCH_S = 0.5
+SOCKET_WATCH_S = 1.0
 """How often a seat's sockets are counted (`[limits] sockets`)."""
 
 
