@@ -647,54 +647,55 @@ def test_a_launched_bot_flooding_its_own_door_cannot_keep_a_sibling_out(tmp_path
     assert told == [([pb.ERROR_CODE_TOO_MANY_CONNECTIONS], grpc.StatusCode.RESOURCE_EXHAUSTED)] * 6
 
 
-def test_an_sdk_bot_refused_at_the_door_tries_again_and_gets_in(
-    monkeypatch: pytest.MonkeyPatch,
+def _bot_command(kind: str, folder: Path, js_random: list[str]) -> list[str]:
+    """A bot of each client we ship, as a process: the Python SDK (the sample random bot),
+    the stdio adapter (with a line bot that only reads) and the Node.js sample bot."""
+    import sys
+
+    from test_e2e_support import SAMPLE_BOTS
+
+    quiet = folder / "quiet.py"
+    quiet.write_text("import sys\nfor line in sys.stdin:\n    pass\n", encoding="utf-8")
+    return {
+        "sdk": [sys.executable, str(SAMPLE_BOTS / "random_bot.py")],
+        "stdio": [sys.executable, "-m", "arena.stdio", "--", sys.executable, str(quiet)],
+        "js": js_random,
+    }[kind]
+
+
+async def _admitted(hub: Hub, bot: Any, name: str) -> tuple[str, int, str]:
+    """Wait for `bot` (a process) to get in as `name`, end its stream normally, and return
+    its hello name, exit status and stderr."""
+    try:
+        with trio.fail_after(20):
+            while True:
+                conn = await hub.connection_for("tok")
+                if conn.hello_name == name:
+                    break
+                await trio.sleep(0.05)
+        await conn.close()
+        _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+    finally:
+        if bot.poll() is None:
+            bot.kill()
+            bot.communicate()
+    return conn.hello_name, bot.returncode, err
+
+
+@pytest.mark.parametrize("kind", ["sdk", "stdio", "js"])
+def test_a_bot_refused_at_the_door_tries_again_and_gets_in(
+    kind: str, tmp_path: Path, js_random: list[str],
 ) -> None:
-    """The SDK's `run`, refused at the door before any welcome (TOO_MANY_CONNECTIONS: here
-    its token already has its one allowed connection, as when a bot restarts before the
-    referee has seen its old stream go), says hello again after a short wait and gets in
-    once the door frees, instead of exiting with code 1 (a launched bot that exits before it
-    connects forfeits its match). Here a raw client holds the token's only slot for 0.6 s."""
-    import threading
-
-    from arena import sdk
-
-    monkeypatch.setattr(sdk, "DOOR_RETRIES_S", (0.3, 0.3, 0.3, 0.3, 0.3, 0.3))
-    ended: list[int] = []
-
-    async def main() -> bool:
-        hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
-        hub.admit("tok", "bot")
-        async with serve_referee(hub) as server:
-            holder = Client(server.port)  # holds the token's only slot
-            holder.hello("tok")
-            assert (await holder.receive()).WhichOneof("body") == "welcome"
-            bot = threading.Thread(target=lambda: ended.append(sdk.run(
-                sdk.Bot, server=f"127.0.0.1:{server.port}", token="tok", name="retrier")))
-            bot.start()
-            await trio.sleep(0.6)
-            holder.close()
-            with trio.fail_after(10):
-                while True:
-                    conn = await hub.connection_for("tok")
-                    if conn.hello_name == "retrier":
-                        break
-                    await trio.sleep(0.05)
-            await conn.close()
-            await trio.to_thread.run_sync(bot.join, 10)
-            return conn.bot_name == "bot"
-
-    assert trio.run(main)
-    assert ended == [0]
-
-
-def test_the_js_sample_bot_refused_at_the_door_tries_again_and_gets_in(
-    js_random: list[str],
-) -> None:
-    """The Node.js sample bot (grpc-js, no SDK), refused before any welcome with
-    TOO_MANY_CONNECTIONS (its token's only connection held by a raw client for 0.6 s), says
-    hello again after 0.25, 0.5, ... s and gets in, instead of exiting 1."""
+    """Refused before any welcome with TOO_MANY_CONNECTIONS (here its token already has its
+    one allowed connection, held by a raw client for 0.6 s, as when a bot restarts before
+    the referee has seen its old stream go), each client we ship says hello again after
+    0.25, 0.5, ... s and gets in, instead of exiting 1 (a launched bot that exits before it
+    connects forfeits its match)."""
+    import os
     import subprocess
+
+    env = {**os.environ, "ARENA_TOKEN": "tok", "ARENA_BOT_NAME": f"retry-{kind}"}
+    env.pop("ARENA_TOKEN_FD", None)
 
     async def main() -> tuple[str, int, str]:
         hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
@@ -703,29 +704,15 @@ def test_the_js_sample_bot_refused_at_the_door_tries_again_and_gets_in(
             holder = Client(server.port)
             holder.hello("tok")
             assert (await holder.receive()).WhichOneof("body") == "welcome"
-            bot = subprocess.Popen(
-                [*js_random, "--server", f"127.0.0.1:{server.port}", "--token", "tok",
-                 "--name", "js-retry"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            try:
-                await trio.sleep(0.6)
-                holder.close()
-                with trio.fail_after(20):
-                    while True:
-                        conn = await hub.connection_for("tok")
-                        if conn.hello_name == "js-retry":
-                            break
-                        await trio.sleep(0.05)
-                await conn.close()
-                _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
-            finally:
-                if bot.poll() is None:
-                    bot.kill()
-                    bot.wait()
-            return conn.hello_name, bot.returncode, err
+            env["ARENA_SERVER"] = f"127.0.0.1:{server.port}"
+            bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            await trio.sleep(0.6)
+            holder.close()
+            return await _admitted(hub, bot, f"retry-{kind}")
 
     name, code, err = trio.run(main)
-    assert name == "js-retry"
+    assert name == f"retry-{kind}", err
     assert code == 0, err
     assert "trying again in" in err
 
@@ -738,43 +725,23 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     any message (UNAVAILABLE: here the referee's socket is not there for its first 0.6 s,
     as when the launched bots' socket is at its connection cap because another seat holds
     idle connections there) says hello again after a short wait and gets in, instead of
-    exiting 1 before connecting (a forfeit). The Python SDK (the sample random bot), the
-    stdio adapter and the Node.js sample bot, each as a real process."""
+    exiting 1 before connecting (a forfeit). Each client we ship, as a real process."""
     import os
     import subprocess
-    import sys
-
-    from test_e2e_support import SAMPLE_BOTS
 
     socket_path = tmp_path / "referee.sock"
-    quiet = tmp_path / "quiet.py"
-    quiet.write_text("import sys\nfor line in sys.stdin:\n    pass\n", encoding="utf-8")
-    command = {
-        "sdk": [sys.executable, str(SAMPLE_BOTS / "random_bot.py")],
-        "stdio": [sys.executable, "-m", "arena.stdio", "--", sys.executable, str(quiet)],
-        "js": js_random,
-    }[kind]
     env = {**os.environ, "ARENA_SERVER": f"unix:{socket_path}", "ARENA_TOKEN": "tok",
            "ARENA_BOT_NAME": f"late-{kind}", "ARENA_LAUNCHED": "1"}
     env.pop("ARENA_TOKEN_FD", None)
 
     async def main() -> tuple[str, int, str]:
-        bot = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-        try:
-            await trio.sleep(0.6)  # its first tries find no referee
-            hub = Hub(hello_timeout=5.0)
-            hub.admit("tok", "bot")
-            async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)):
-                with trio.fail_after(20):
-                    conn = await hub.connection_for("tok")
-                await conn.close()
-                _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
-        finally:
-            if bot.poll() is None:
-                bot.kill()
-                bot.communicate()
-        return conn.hello_name, bot.returncode, err
+        bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        await trio.sleep(0.6)  # its first tries find no referee
+        hub = Hub(hello_timeout=5.0)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)):
+            return await _admitted(hub, bot, f"late-{kind}")
 
     name, code, err = trio.run(main)
     assert name == f"late-{kind}", err

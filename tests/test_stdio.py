@@ -409,56 +409,6 @@ def test_remote_author_runs_arena_stdio_by_hand(tmp_path: Path) -> None:
     assert 2 <= len(children) < 6, adapter.stderr  # several at once, idle ones reused
 
 
-def test_the_adapter_refused_at_the_door_tries_again_and_gets_in(tmp_path: Path) -> None:
-    """`arena.stdio`, refused before any welcome with TOO_MANY_CONNECTIONS (here its token
-    already has its one allowed connection, held by a raw client for 0.6 s, as when a bot
-    restarts before the referee has seen its old stream go), says hello again after the
-    SDK's waits and gets in, instead of exiting 1 (before any seat: a forfeit)."""
-    import trio
-    from test_rpc_server import Client
-
-    from arena.rpc.server import Hub, serve_referee
-    from arena.v1 import arena_pb2 as pb
-
-    script = tmp_path / "quiet.py"
-    script.write_text("import sys\nfor line in sys.stdin:\n    pass\n", encoding="utf-8")
-
-    async def main() -> tuple[str, int, str]:
-        hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
-        hub.admit("tok", "bot")
-        async with serve_referee(hub) as server:
-            holder = Client(server.port)
-            holder.hello("tok")
-            assert (await holder.receive()).WhichOneof("body") == "welcome"
-            adapter = subprocess.Popen(
-                [sys.executable, "-m", "arena.stdio", "--server", f"127.0.0.1:{server.port}",
-                 "--token", "tok", "--name", "door-retry", "--", sys.executable, str(script)],
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            try:
-                await trio.sleep(0.6)
-                holder.close()
-                with trio.fail_after(20):
-                    while True:
-                        conn = await hub.connection_for("tok")
-                        if conn.hello_name == "door-retry":
-                            break
-                        await trio.sleep(0.05)
-                await conn.close()
-                _, err = await trio.to_thread.run_sync(lambda: adapter.communicate(timeout=20))
-            finally:
-                if adapter.poll() is None:
-                    adapter.kill()
-                    adapter.wait()
-            return conn.hello_name, adapter.returncode, err
-
-    name, code, err = trio.run(main)
-    assert name == "door-retry"
-    assert code == 0, err
-    assert "trying again in" in err
-    assert pb.ErrorCode.Name(pb.ERROR_CODE_TOO_MANY_CONNECTIONS).lower().removeprefix(
-        "error_code_") in err
-
-
 def test_adapter_refuses_a_missing_bot_program(tmp_path: Path) -> None:
     """A command that cannot start is one clear line and exit 2, before any connection."""
     run = subprocess.run(
