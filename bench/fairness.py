@@ -213,6 +213,6 @@ def part(seconds: float) -> list[dict[str, object]]:
 
 
 if __name__ == "__main__":
-    from bench import format_table
+    from bench.__main__ import format_table
 
     print(format_table("fairness", part(float(os.environ.get("BENCH_SECONDS", "5")))))
