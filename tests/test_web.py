@@ -277,7 +277,12 @@ def test_tournament_with_web_serves_the_pages_while_it_plays(tmp_path: Path) -> 
     the match being played and its feed sends public states only (no hand, no legal
     actions), in order; the run still ends normally. A malformed --web or
     [spectators] delay_s is refused naming the option."""
-    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "80"), "random": BOTS["random"]}
+    # A calm ponderer: every hand costs it a decision (80 ms) and is worth at most 2 points,
+    # so each match outlasts the spectators' delay (0.5 s) by 0.14 s at the very least and
+    # by seconds in practice (with a random ponderer, a fresh-clone run once ended before
+    # /live listed any match).
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "80", "calm"),
+            "random": BOTS["random"]}
     config = write_config(tmp_path, "inproc", bots=bots, variants=("argentine-1v1",), games=2,
                           concurrency=1, extra="\n[spectators]\ndelay_s = 0.5\n")
     with tournament_with_web(tmp_path, config, "inproc") as (proc, url, _log):
