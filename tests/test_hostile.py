@@ -477,6 +477,8 @@ def test_a_launched_bot_holding_connections_by_the_hundred_is_killed_and_charged
         assert row["faulty_bot"] == "jammer", row
         assert row["termination"] in ("disconnect", "forfeit"), row
         assert row["winner_bot"] == 1 - _seat_of(row, "jammer"), row
+        if row["termination"] == "forfeit":  # its last output, in the detail, says why
+            assert "killed by the referee: the bot held" in row["detail"], row
     log_file = tmp_path / "logs" / "jammer.jsonl"
     events = [json.loads(line) for line in log_file.read_text(encoding="utf-8").splitlines()]
     floods = [e for e in events if e["event"] == "seat_socket_flood"]
