@@ -128,7 +128,8 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
     ladder add random --version 2` from another process) gets games and a rating inherited
     from its predecessor; a retired version (`arena ladder retire`) gets no new pairs; on
     SIGTERM it finishes the matches in flight and exits 0; `arena ladder show` then ranks
-    heuristic first and the folding bot last by mu - k*sigma, and no weaker bot's interval
+    heuristic first and the folding bot last of the bots still playing by mu - k*sigma, and
+    no weaker bot's interval
     [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
     config = write_ladder(tmp_path, FIELD, versions={"random": "1"})
     database = tmp_path / "arena.db"
@@ -175,7 +176,11 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
     field = [overall[b] for b in ("heuristic", "first", "random@1", "folder")]
     by_rank = sorted(field, key=lambda x: -x["conservative"])
     assert by_rank[0]["bot"] == "heuristic", tables["ladder main: overall"]
-    assert by_rank[-1]["bot"] == "folder", tables["ladder main: overall"]
+    # Last among those still playing: random@1, retired mid-run, keeps the sigma of its few
+    # games, and mu - k*sigma may rightly put it below the folder (a fresh clone saw mu
+    # 15.64 / sigma 6.04 against the folder's 15.49 / 5.16).
+    playing = [line for line in by_rank if line["bot"] != "random@1"]
+    assert playing[-1]["bot"] == "folder", tables["ladder main: overall"]
     for i, stronger in enumerate(field):
         for weaker in field[i + 1:]:
             assert weaker["mu"] - K * weaker["sigma"] <= stronger["mu"] + K * stronger["sigma"], (
