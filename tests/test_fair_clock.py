@@ -142,3 +142,87 @@ def test_a_bot_is_charged_its_own_time(host: str, monkeypatch: pytest.MonkeyPatc
     slow = [d for d in trio.run(main, (0.0, 0.25), 100) if d.seat == 1]
     assert slow
     assert all(d.fault == "timeout" for d in slow), [d.fault for d in slow]
+
+
+def _stretching_bot(port: int, token: str, early_s: float, away_s: float,
+                    seen: list[pb.DecisionRequest], stop: threading.Event) -> None:
+    """A remote bot out for more time: at its first decision it waits until `early_s` before
+    the deadline, drops its stream, "thinks" `away_s` more, connects again with its token
+    and from then on answers at once (the first legal action). `seen` gets every decision."""
+    dropped = False
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
+        while not stop.is_set():
+            outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
+            outbox.put(pb.BotMessage(hello=pb.Hello(bot_name=token, token=token,
+                                                    protocol_version=1)))
+            call = stub.Play(iter(outbox.get, None))
+            try:
+                for message in call:
+                    if not message.HasField("decision"):
+                        continue
+                    d = message.decision
+                    seen.append(d)
+                    if not dropped:
+                        dropped = True
+                        time.sleep(max(0.0, d.time_left_ms / 1000 - early_s))
+                        call.cancel()
+                        break
+                    outbox.put(pb.BotMessage(action=pb.ActionReply(
+                        request_id=d.request_id, match_id=d.match_id, seat=d.seat,
+                        action_index=0)))
+            except grpc.RpcError:
+                pass
+            finally:
+                outbox.put(None)
+            if dropped and len(seen) == 1:
+                time.sleep(away_s)
+            elif stop.wait(0.05):
+                return
+
+
+@pytest.mark.parametrize(("early_s", "away_s"), [(0.15, 1.5), (0.8, 0.3)])
+def test_dropping_the_stream_before_a_deadline_buys_no_time(early_s: float,
+                                                            away_s: float) -> None:
+    """From the outside (a raw grpcio client, no SDK): a remote bot that drops its stream
+    before its decision's deadline (decision_ms = 1000) and connects again with its token
+    within reconnect_ms gains no time. Dropped 150 ms before the deadline and back 1.5 s
+    later, that decision is a timeout, charged all its time (a hostile bot so thought 7 s on
+    a 1 s clock with no strike, the decision re-sent with a fresh 1000 ms); dropped after
+    200 ms and back 300 ms later, the same decision comes again with only what is left of
+    its second (about 500 ms), never a fresh one. The match ends normally either way."""
+
+    async def main() -> None:
+        hub = Hub(hello_timeout=5)
+        stop = threading.Event()
+        seen: list[pb.DecisionRequest] = []
+        async with serve_referee(hub) as server, trio.open_nursery() as nursery:
+            hub.admit("calm", "calm")
+            hub.admit("stretch", "stretch")
+            nursery.start_soon(trio.to_thread.run_sync, _instant_bot, server.port, "calm", stop)
+            nursery.start_soon(trio.to_thread.run_sync, _stretching_bot, server.port,
+                               "stretch", early_s, away_s, seen, stop)
+            links = [(await hub.connection_for("calm")).link("m1", 0, "calm"),
+                     (await hub.connection_for("stretch")).link("m1", 1, "stretch")]
+            game = Match("argentine-1v1", {"target": 15, "chicos": 1}, seed=5)
+            report = await run_match(
+                "m1", game, links, time_control=TimeControl(decision_ms=1000, grace_ms=0),
+                policy=FaultPolicy(max_strikes=3, reconnect_ms=5000),
+            )
+            stop.set()
+            await hub.close_all()
+        assert report.outcome.normal, report.outcome
+        first = next(d for d in report.decisions if d.seat == 1)
+        if away_s > early_s:  # back after the deadline
+            assert first.fault == "timeout", first
+            assert first.latency_ms >= 1000 + 500, first
+            assert report.outcome.strikes == (0, 1)
+            assert seen[1].view.SerializeToString() != seen[0].view.SerializeToString()
+        else:
+            assert first.fault is None, first
+            assert seen[1].view.SerializeToString() == seen[0].view.SerializeToString()
+            assert seen[1].time_left_ms <= 1000 - 500 + 50  # what was left, not a fresh 1000
+            assert seen[1].deadline_unix_ms <= seen[0].deadline_unix_ms + 50
+        assert all(d.time_left_ms == 1000 for d in seen[2:])
+
+    trio.run(main)

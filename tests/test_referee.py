@@ -339,17 +339,44 @@ def run_links(links: list[Any], policy: FaultPolicy) -> tuple[MatchReport, float
 
 
 def test_reconnect_within_the_window_continues_the_match() -> None:
-    """A seat that drops and comes back within reconnect_ms is asked the same decision again
-    and the match ends normally."""
-    flaky = Reconnecting(drop_at=3, back_after=2.0)
+    """A seat that drops and comes back within reconnect_ms, and within its decision's time,
+    is asked the same decision again, with only what is left of that time (its clock ran
+    while it was away), and the match ends normally."""
+    flaky = Reconnecting(drop_at=3, back_after=0.4)
     report, elapsed = run_links(
         [LocalLink("a", first_legal), flaky], FaultPolicy(reconnect_ms=5000)
     )
     assert report.outcome.termination is Termination.NORMAL
     assert flaky.reconnects == 1
-    assert flaky.requests[2].view == flaky.requests[3].view  # the same decision, re-asked
-    assert flaky.requests[2].request_id != flaky.requests[3].request_id
-    assert elapsed >= 2.0
+    first, again = flaky.requests[2], flaky.requests[3]
+    assert first.view == again.view  # the same decision, re-asked
+    assert first.request_id != again.request_id
+    assert again.time_left_ms <= first.time_left_ms - 400
+    assert again.deadline_unix_ms <= first.deadline_unix_ms + 50  # the clock did not restart
+    assert elapsed >= 0.4
+    assert not any(d.fault for d in report.decisions)
+
+
+def test_a_seat_back_after_its_time_ran_out_is_struck_for_that_decision() -> None:
+    """A seat that drops during a decision and comes back within reconnect_ms but after the
+    decision's time (1 s) is not asked it again with a fresh deadline (a remote bot dropped
+    its stream 150 ms before the deadline, thought 7 s more and answered in time, with no
+    strike: hostile review round 3): the decision is a timeout (a strike, the default action
+    played), charged all the time since it was first asked, and the match goes on."""
+    flaky = Reconnecting(drop_at=3, back_after=2.0)
+    report, _ = run_links(
+        [LocalLink("a", first_legal), flaky], FaultPolicy(reconnect_ms=5000, max_strikes=3)
+    )
+    assert report.outcome.termination is Termination.NORMAL
+    assert flaky.reconnects == 1
+    mine = [d for d in report.decisions if d.seat == 1]
+    struck = [d for d in mine if d.fault]
+    assert len(struck) == 1
+    assert struck[0].fault == "timeout"
+    assert struck[0].latency_ms >= 2000
+    assert "connection was lost" in struck[0].detail
+    assert report.outcome.strikes[1] == 1
+    assert flaky.requests[2].view != flaky.requests[3].view  # not asked again
 
 
 def test_no_reconnect_within_the_window_is_a_disconnect() -> None:

@@ -140,6 +140,9 @@ async def run_match(
     strikes = [0] * n
     reconnects = [0] * n
     bank = [tc.bank_ms] * n
+    # A decision asked again after its seat came back: (seat, when it was first asked in
+    # trio's time). Its clock kept running while the seat was away.
+    resumed: tuple[int, float] | None = None
     decisions: list[Decision] = []
     started = time.time()
     ending: tuple[Termination, int, str] | None = None
@@ -165,7 +168,15 @@ async def run_match(
             where = (game.game_number, game.hand_number)
             view = game.view(seat)
             legal = view.legal_actions
-            allowed_ms = tc.decision_ms + bank[seat]
+            allowed_ms = granted_ms = tc.decision_ms + bank[seat]
+            away_ms = 0  # of this decision's time, spent before the seat dropped and since
+            first_asked = trio.current_time()
+            if resumed is not None:
+                assert resumed[0] == seat  # nothing was applied while the seat was away
+                first_asked = resumed[1]
+                away_ms = int((trio.current_time() - first_asked) * 1000)
+                allowed_ms = max(0, granted_ms - away_ms)
+                resumed = None
             request = DecisionRequest(
                 request_id=new_request_id(),
                 match_id=match_id,
@@ -185,7 +196,9 @@ async def run_match(
             late = False
             answer: Answer | None = None
             try:
-                if post is None:
+                if allowed_ms <= 0:
+                    late = True  # its time ran out while it was away: not asked again
+                elif post is None:
                     # What trio.move_on_after builds, with the deadline from t0 rather than a
                     # clock read of its own: this runs for every decision.
                     with trio.CancelScope(deadline=t0 + budget) as scope:
@@ -199,17 +212,22 @@ async def run_match(
                 if reconnects[seat] <= policy.max_reconnects and await _reconnected(
                     links[seat], policy, seat
                 ):
-                    continue  # ask again, with a fresh deadline and the current view
+                    # Ask again, the same view, with what is left of its time: a bot that
+                    # drops before its deadline and comes back later gains no time.
+                    resumed = (seat, first_asked)
+                    continue
                 ending = (Termination.DISCONNECT, seat, str(exc) or "connection lost")
                 break
             except ProtocolViolation as exc:
                 fault, detail = "illegal_action", str(exc)
             latency_ms = (trio.current_time() - t0) * 1000 if wire_s is None else wire_s * 1000
+            latency_ms += away_ms
             if fault is None:
                 if late or answer is None:
-                    fault, detail = "timeout", f"no answer within {allowed_ms} ms" + (
+                    fault, detail = "timeout", f"no answer within {granted_ms} ms" + (
                         f" (and {tc.grace_ms} ms of grace)" if tc.grace_ms else ""
-                    )
+                    ) + (f", {away_ms} ms of them before and while its connection was lost"
+                         if away_ms else "")
                 else:
                     action, why = _resolve(answer, legal)
                     if action is None:
