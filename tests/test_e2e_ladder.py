@@ -46,11 +46,13 @@ def _toml(value: Any) -> str:
 
 
 def write_ladder(folder: Path, bots: dict[str, list[str]], *, versions: dict[str, str] | None
-                 = None, concurrency: int = 4, min_games: int = 4) -> Path:
+                 = None, concurrency: int = 4, min_games: int = 4,
+                 duplicate: bool = False) -> Path:
     """A ladder config over the two fast variants (Argentine to 15, one chico; Mineiro)."""
     lines = [
         "[ladder]", 'name = "main"', 'variants = ["argentine-1v1", "mineiro-1v1"]',
         f"concurrency = {concurrency}", f"min_games = {min_games}", 'database = "arena.db"',
+        f"duplicate = {_toml(duplicate)}",
         f"k = {K}", "poll_ms = 200", "",
         "[time_control]", "decision_ms = 2000", "",
         "[options.argentine-1v1]", "target = 15", "chicos = 1", "",
@@ -131,7 +133,7 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
     heuristic first and the folding bot last of the bots still playing by mu - k*sigma, and
     no weaker bot's interval
     [mu - k*sigma, mu + k*sigma] lies wholly above a stronger one's."""
-    config = write_ladder(tmp_path, FIELD, versions={"random": "1"})
+    config = write_ladder(tmp_path, FIELD, versions={"random": "1"}, duplicate=True)
     database = tmp_path / "arena.db"
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
@@ -242,12 +244,14 @@ def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
     tmp_path: Path,
 ) -> None:
     """`arena sprt` with the heuristic bot as A and the random bot as B plays duplicate pairs
-    until the SPRT accepts H1 (within 40 pairs), printing after each pair the LLR, the
-    bounds, the pentanomial counts and both Elo estimates; the verdict is the last line,
-    the exit code 0, and the matches are stored as their own tournament."""
+    (`duplicate = true`: the two sides of a pair one after the other) until the SPRT accepts H1
+    (within 40 pairs), printing after each pair the LLR, the bounds, the pentanomial counts and
+    both Elo estimates; the verdict is the last line, the exit code 0, and the matches are
+    stored as their own tournament."""
     config = write_config(
         tmp_path, name="sprt", bots={"heuristic": HEURISTIC, "random": RANDOM},
         variants=("argentine-1v1", "mineiro-1v1"), concurrency=4, decision_ms=2000,
+        duplicate=True,
     )
     run = arena("sprt", config, "--a", "heuristic", "--b", "random", "--elo0", "0",
                 "--elo1", "100", "--max-pairs", "40", cwd=tmp_path)
@@ -294,7 +298,9 @@ def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token
     """From the outside: while `arena ladder serve` runs (two launched bots), `arena ladder
     add js --token T` enters a remote bot, and the Node.js sample (no Python SDK) dials the
     address the service printed with that token; the ladder then schedules it, its matches
-    end normally, and it appears in `arena ladder show`."""
+    end normally, and it appears in `arena ladder show`. By default (no `duplicate`) the two
+    sides of every pair have deals of their own: a remote bot remembers the first side's
+    deals, and with shared deals would know its opponent's hand in the second."""
     config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
                           concurrency=2, min_games=1)
     database = tmp_path / "arena.db"
@@ -330,3 +336,9 @@ def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token
     ]
     overall = {line["bot"]: line for line in show(tmp_path)["ladder main: overall"]}
     assert overall["js@0.1"]["games"] == len(mine)
+    pairs: dict[str, list[int]] = {}  # "<ladder>:<pair>:<variant>:<bots>" -> seeds by side
+    for row in rows(database):
+        pairs.setdefault(row["id"].rsplit(":", 1)[0], []).append(row["seed"])
+    whole = [seeds for seeds in pairs.values() if len(seeds) == 2]
+    assert whole, pairs
+    assert all(first != second for first, second in whole), pairs

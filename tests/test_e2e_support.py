@@ -79,13 +79,14 @@ def write_config(
     writable: Sequence[str] = (),
     secret_file: Path | None = None,
     fixed_secret: bool = True,
+    duplicate: bool | None = None,
 ) -> Path:
     """Write `folder/<name>.toml`; database, replays and logs go in `folder` too. Launched
     bots get the tests' variables (`PASS_ENV`) through the sandbox; `writable` names folders
     (relative to `folder`) they may write into (a dump folder). Unless `secret_file` is given
     or `fixed_secret` is False (the secret then lives in the database, new for every
     tournament), the deals' secret is FIXED_KEY in `<name>.key`, so a test plays the same
-    deals every run."""
+    deals every run. `duplicate` writes `tournament.duplicate` (unset: the default, false)."""
     if secret_file is None and fixed_secret:
         secret_file = folder / f"{name}.key"
         secret_file.write_text(FIXED_KEY + "\n", encoding="ascii")
@@ -102,6 +103,7 @@ def write_config(
         'replays = "replays"',
         'logs = "logs"',
         *([f"secret_file = {_toml(str(secret_file))}"] if secret_file else []),
+        *([f"duplicate = {_toml(duplicate)}"] if duplicate is not None else []),
         "",
         "[time_control]",
         f"decision_ms = {decision_ms}",

@@ -86,7 +86,8 @@ def full(tmp_path_factory: pytest.TempPathFactory, js_random: list[str]) -> Play
     bots = {"random": RANDOM, "js-random": js_random}
     if HEURISTIC_BOT.exists():  # written by another engineer; used as soon as it is there
         bots["heuristic"] = python_bot(HEURISTIC_BOT)
-    return _play(tmp_path_factory.mktemp("full"), "full", bots, games=2, concurrency=4)
+    return _play(tmp_path_factory.mktemp("full"), "full", bots, games=2, concurrency=4,
+                 duplicate=True)
 
 
 @pytest.mark.e2e
@@ -119,10 +120,11 @@ def test_full_round_robin_stores_every_match_played_to_the_end(full: Played) -> 
 
 @pytest.mark.e2e
 def test_the_two_matches_of_a_duplicate_pair_never_run_at_once(full: Played) -> None:
-    """The two matches of a duplicate pair (one seed: the same deals, sides swapped) never
-    overlap: the second starts after the first has ended, while other matches do run side
-    by side (concurrency 4). Run at once, a bot in both held, in one, the cards its
-    opponent held in the other, live (a hostile review read 52 of 52 hidden hands so)."""
+    """With `duplicate = true`, the two matches of a duplicate pair (one seed: the same
+    deals, sides swapped) never overlap: the second starts after the first has ended,
+    while other matches do run side by side (concurrency 4). Run at once, a bot in both
+    held, in one, the cards its opponent held in the other, live (a hostile review read 52
+    of 52 hidden hands so)."""
     twins: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for row in full.rows:
         twins.setdefault((row["variant"], row["seed"]), []).append(row)

@@ -16,9 +16,9 @@
     secret_file = "arena.key"       # optional: the deals' secret key (default: in the database)
     format = "round-robin"          # or "gauntlet": only `challenger` against each other bot
     challenger = "new"              # the gauntlet's challenger (a [[bot]] name)
-    duplicate = "auto"              # each deal once from each side: true, false, or "auto"
-                                    # (only when every bot is launched, sandboxed, without
-                                    # writable folders: README "Deals")
+    duplicate = false               # true: each deal once from each side (less luck), only
+                                    # where no bot can remember a match's deals in the next
+                                    # (README "Deals": on one machine, none can be stopped)
 
     [time_control]
     decision_ms = 1000              # per-decision deadline
@@ -180,7 +180,7 @@ class TournamentConfig:
     replay_legal: bool = False  # action lines of the replays list the legal actions
     format: str = "round-robin"  # or "gauntlet": `challenger` against every other bot
     challenger: str = ""
-    duplicate: bool = True  # the two matches of a pair play the same deals, sides swapped
+    duplicate: bool = False  # the two matches of a pair play the same deals, sides swapped
     sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     source: Path | None = None  # the config file itself (hidden from every sandbox)
     notes: tuple[str, ...] = ()  # warnings about old spellings (`config_notes`), said at start
@@ -452,7 +452,7 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
         replay_legal=_bool(t, "replay_legal", "tournament", False),
         format=fmt,
         challenger=challenger,
-        duplicate=_duplicate(t, bots, sandbox),
+        duplicate=_duplicate(t),
         sandbox=sandbox,
         spectator_delay_s=float(delay),
         spectator_token=spectator_token,
@@ -485,17 +485,20 @@ def _executor(raw: Any) -> ExecutorSpec:
     return ExecutorSpec(kind=kind, workers=workers, address=address)
 
 
-def _duplicate(t: dict[str, Any], bots: tuple[BotSpec, ...], sandbox: SandboxPolicy) -> bool:
-    """tournament.duplicate: whether the two matches of a pair share their deals. "auto"
-    (the default): only when no bot can remember the first match's deals in the second, that
-    is every bot launched in a sandbox without writable folders (a remote bot, or one that
-    keeps notes, would know its opponent's whole hand, hand by hand, in the second)."""
-    value = t.get("duplicate", "auto")
+def _duplicate(t: dict[str, Any]) -> bool:
+    """tournament.duplicate: whether the two matches of a pair share their deals (sides
+    swapped). Off unless the organizer sets it to true: a bot that remembers the first match's
+    deals knows, in the second, its opponent's whole hand, hand by hand, and no sandbox on one
+    machine stops a bot from remembering. A remote bot keeps what it likes; a launched one,
+    even sandboxed without writable folders, can leave marks in the kernel's page cache (which
+    pages of a file every sandbox reads are cached) and read them back in the next match
+    (README "Deals"). "auto", the old default that shared deals when every bot was launched
+    and sandboxed, now means false for that reason."""
+    value = t.get("duplicate", False)
     if value == "auto":
-        return (all(b.launched for b in bots) and not sandbox.writable
-                and sandbox.mode != "none")
+        return False
     if not isinstance(value, bool):
-        raise ConfigError(f'tournament.duplicate: true, false or "auto", got {value!r}')
+        raise ConfigError(f'tournament.duplicate: true or false, got {value!r}')
     return value
 
 

@@ -5,10 +5,12 @@ ladder's own tables (ladder_book.py) beside the store's. The service reads `ladd
 every `poll_ms`, so `arena ladder add/retire` (which only write
 there) take effect while it runs; SIGHUP re-reads the config's `[[bot]]` tables.
 
-Each pairing is a duplicate pair: one seed, played once from each side, two matches stored
-in the ordinary `matches` table under the ladder's name. Pair numbers only grow (the next
-one is one past the largest in `ladder_pairs`), so a restart continues where the last run
-stopped and a match is never stored twice. A match cut short by a stop is not stored.
+Each pairing is a pair of matches, one from each side, stored in the ordinary `matches` table
+under the ladder's name; with `duplicate = true` the two share one seed (the same deals, sides
+swapped), otherwise each has its own (README "Deals": a bot can remember a match's deals). Pair
+numbers only grow (the next one is one past the largest in `ladder_pairs`), so a restart
+continues where the last run stopped and a match is never stored twice. A match cut short by a
+stop is not stored.
 
 Ratings are OpenSkill (Plackett-Luce; it rates teams, and each side of a Truco match is one
 bot), recomputed from the stored matches in match-id order, per variant and overall, ranked
@@ -66,7 +68,7 @@ class LadderConfig:
 
 
 _LADDER = {"name", "variants", "concurrency", "min_games", "database", "replays", "logs",
-           "listen", "k", "inherit", "poll_ms"}
+           "listen", "k", "inherit", "poll_ms", "duplicate"}
 
 
 def load_ladder_config(path: Path) -> LadderConfig:
@@ -101,6 +103,9 @@ def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderCo
     inherit = table.get("inherit", True)
     if not isinstance(inherit, bool):
         raise ConfigError(f"ladder.inherit: must be true or false, got {inherit!r}")
+    duplicate = table.get("duplicate", False)
+    if not isinstance(duplicate, bool):
+        raise ConfigError(f"ladder.duplicate: must be true or false, got {duplicate!r}")
     min_games = _whole(table, "min_games", 10, 0)
     poll_ms = _whole(table, "poll_ms", 1000, 10)
     bots = tuple(_bot(i, entry, base) for i, entry in enumerate(raw.pop("bot", [])))
@@ -114,6 +119,7 @@ def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderCo
                   if key in table}
     tournament["name"] = table.get("name", "ladder")
     tournament["games"] = 2
+    tournament["duplicate"] = duplicate
     # parse_config wants two bots; the ladder's own come and go while it runs.
     placeholders = [{"name": f"placeholder{i}", "token": "-"} for i in range(2)]
     config = parse_config({**raw, "tournament": tournament, "bot": placeholders}, base=base)
@@ -181,7 +187,7 @@ def match_score(report: MatchReport, pairing: Pairing, first: str) -> float:
 
 @dataclass
 class LadderService:
-    """The running ladder: schedules duplicate pairs until stopped."""
+    """The running ladder: schedules pairs (one match from each side) until stopped."""
 
     config: LadderConfig
     duration: float | None = None  # seconds of scheduling, then drain (None: until stopped)
@@ -325,16 +331,18 @@ class LadderService:
         self, slots: trio.Semaphore, limiter: trio.CapacityLimiter, number: int,
         variant: str, specs: tuple[BotSpec, BotSpec], seed: int,
     ) -> None:
+        # The second side's deals: the first's with duplicate = true, else its own.
+        seeds = (seed, seed if self.config.tournament.duplicate else secrets.randbits(63))
         try:
-            # One side after the other, never both at once: the same deals, sides swapped,
-            # so a bot in both would hold, in one, its opponent's cards in the other.
+            # One side after the other, never both at once: with duplicate deals, a bot in
+            # both would hold, in one, its opponent's cards in the other.
             for side in (0, 1):
                 teams = specs if side == 0 else (specs[1], specs[0])
                 pairing = Pairing(
                     match_id=f"{self.config.name}:{number:07d}:{variant}:"
                              f"{specs[0].name}-{specs[1].name}:{side}",
                     variant=variant, options=self.config.tournament.options[variant],
-                    seed=seed, teams=teams, index=side,
+                    seed=seeds[side], teams=teams, index=side,
                 )
                 await self._play_one(limiter, pairing)
         finally:

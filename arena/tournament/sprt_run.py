@@ -1,10 +1,11 @@
-"""`arena sprt`: play duplicate pairs of A against B until the SPRT decides.
+"""`arena sprt`: play pairs of matches of A against B (one from each side, duplicate deals
+with `duplicate = true`) until the SPRT decides.
 
 The statistics are arena/tournament/sprt.py (pure); this module plays the pairs with the
 tournament runner, over the config's variants in turn, `concurrency` matches at a time (both
-matches of a pair at once), and feeds each finished pair to the test. When the test decides,
-or `max_pairs` are in, the pairs still in flight are abandoned: the verdict counts only whole
-pairs (a match of an abandoned pair that had already finished stays stored, uncounted).
+matches of a pair one after the other), and feeds each finished pair to the test. When the test
+decides, or `max_pairs` are in, the pairs still in flight are abandoned: the verdict counts only
+whole pairs (a match of an abandoned pair that had already finished stays stored, uncounted).
 """
 
 from __future__ import annotations
@@ -76,7 +77,10 @@ class SprtRun:
                     done: trio.CancelScope) -> None:
         cfg = self.config
         variant = cfg.variants[number % len(cfg.variants)]
-        seed = secrets.randbits(63)
+        # One seed for both sides with duplicate = true (the same deals, sides swapped),
+        # else one each (README "Deals": a bot can remember a match's deals).
+        first = secrets.randbits(63)
+        seeds = (first, first if cfg.duplicate else secrets.randbits(63))
         scores = [0.0, 0.0]
 
         async def side(index: int) -> None:
@@ -84,13 +88,13 @@ class SprtRun:
             # Unique by construction (schedule.match_id escapes every part).
             pairing = Pairing(match_id(cfg.name, variant, self.a.name, self.b.name,
                                        2 * number + index),
-                              variant, cfg.options[variant], seed, teams, index)
+                              variant, cfg.options[variant], seeds[index], teams, index)
             report = await runner.play(pairing)
             scores[index] = match_score(report, pairing, self.a.name)
 
         try:
-            # One side after the other, never both at once: the same deals, sides swapped,
-            # so a bot in both would hold, in one, its opponent's cards in the other.
+            # One side after the other, never both at once: with duplicate deals (the same,
+            # sides swapped) a bot in both would hold, in one, its opponent's cards in the other.
             await side(0)
             await side(1)
         finally:
