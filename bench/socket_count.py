@@ -107,11 +107,14 @@ async def _measure(root: Path, seconds: float) -> list[dict[str, object]]:
                     log_path=root / f"{name}.{mode}.log", nursery=nursery,
                     limits=BotLimits(sockets=0), sandbox=sandbox,
                     bot_dir=root if name == "honest" else FDBOMB.parent)
-                await trio.sleep(2.0)  # started: its descriptors opened, its children forked
-                for _ in range(60):  # the deep folders take a while on a loaded machine
-                    if "fdbomb:" in seat.tail() or "connected" in seat.tail():
+                # Started: its descriptors opened, its children forked (its output reaches
+                # its log only when it is done).
+                want = 1 if name == "honest" else int(procs)
+                for _ in range(240):  # the deep folders take a while on a loaded machine
+                    if len(process_tree(seat.pid)) >= want + 1:
                         break
-                    await trio.sleep(0.5)
+                    await trio.sleep(0.25)
+                await trio.sleep(0.5)
                 cgroup = seat.jail.cgroup
                 counter = SocketCounter(seat.pid, MOST, own_netns=seat.jail.own_netns,
                                         referee_path=seat.jail.referee_socket,
