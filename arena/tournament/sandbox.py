@@ -170,11 +170,11 @@ def _tmp_and_proc(tmp_mb: int = TMP_MB) -> list[str]:
             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
 
 
-def _base_flags(userns: bool) -> list[str]:
+def _base_flags(userns: bool, *, disable_userns: bool | None = None) -> list[str]:
     flags = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if userns:
         flags += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
-        if disables_userns():
+        if disables_userns() if disable_userns is None else disable_userns:
             # No nested user namespace, hence no nested network namespace: every socket of
             # the seat is in its own one, where the referee counts them in two reads.
             flags.append("--disable-userns")
@@ -183,18 +183,20 @@ def _base_flags(userns: bool) -> list[str]:
 
 @functools.cache
 def disables_userns() -> bool:
-    """Whether this bwrap has ``--disable-userns`` (bubblewrap 0.8.0 and later)."""
+    """Whether bwrap runs here with ``--disable-userns`` (bubblewrap 0.8.0 and later, and a
+    kernel that lets it make the nested user namespace it locks), once per process."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
         return False
+    argv = [bwrap, *_base_flags(True, disable_userns=True), *_system_binds(), *_tmp_and_proc(),
+            "--", "true"]
     try:
-        done = subprocess.run([bwrap, "--help"], capture_output=True, timeout=20, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return b"--disable-userns" in done.stdout + done.stderr
+    return done.returncode == 0
 
 
-@functools.cache
 def probe_bubblewrap() -> tuple[bool, bool, str]:
     """Whether bwrap runs here (once per process): (works, with a user namespace, why not)."""
     bwrap = shutil.which("bwrap")
@@ -202,7 +204,8 @@ def probe_bubblewrap() -> tuple[bool, bool, str]:
         return False, False, "bwrap (bubblewrap) is not installed"
     why = ""
     for userns in (True, False):
-        argv = [bwrap, *_base_flags(userns), *_system_binds(), *_tmp_and_proc(), "--", "true"]
+        argv = [bwrap, *_base_flags(userns, disable_userns=False), *_system_binds(),
+                *_tmp_and_proc(), "--", "true"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:

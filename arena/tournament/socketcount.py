@@ -119,7 +119,9 @@ class SocketCounter:
                 pid = children[0]
                 if _netns_of(pid) != outer:
                     self._proc = os.open(f"/proc/{pid}", os.O_RDONLY | os.O_DIRECTORY)
-                    if _netns_of(pid) != outer:  # still that process (not a reused pid)
+                    # Still that process (its pid not reused meanwhile), seen through the
+                    # descriptor from now on.
+                    if os.stat("ns/net", dir_fd=self._proc).st_ino != outer:
                         return self._proc
                     self.close()
                     return None
