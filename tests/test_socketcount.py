@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -204,7 +205,12 @@ def test_an_unsandboxed_seat_with_too_many_descriptors_is_killed_and_cleaned_up(
                 await seat.stop(grace=0)
         return seat, logs
 
-    seat, logs = trio.run(main)
+    try:
+        seat, logs = trio.run(main)
+        leftovers = [p.name for p in tmp_path.iterdir() if p.name.startswith("seat-")]
+    finally:  # never leave folders pytest's own cleanup (shutil.rmtree) cannot remove
+        subprocess.run(["rm", "-rf", "--one-file-system", *map(str, tmp_path.glob("seat-*"))],
+                       check=False)
     floods = [e for e in logs if e["event"] == "seat_socket_flood"]
     assert len(floods) == 1, logs
     assert floods[0]["over_budget"] is True, floods
@@ -218,5 +224,5 @@ def test_an_unsandboxed_seat_with_too_many_descriptors_is_killed_and_cleaned_up(
     assert counted[0]["max_cpu_ms"] < 250, counted  # the budget: 15-25 ms in bench socket_count
     assert seat.jail.temp is not None
     assert not seat.jail.temp.exists()
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith("seat-")]
+    assert leftovers == []
     assert os.path.exists(tmp_path / "seat.log")
