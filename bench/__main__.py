@@ -19,6 +19,7 @@ from bench import (
     referee_path,
     rules_instructions,
     rules_speed,
+    socket_count,
     workers,
 )
 
@@ -32,6 +33,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "referee_path": referee_path.part,
     "fairness": fairness.part,
     "workers": workers.part,
+    "socket_count": socket_count.part,
 }
 
 

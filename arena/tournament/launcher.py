@@ -26,9 +26,9 @@ import structlog
 import trio
 
 from arena.errors import ConfigError
-from arena.rpc.peers import process_tree
 from arena.safe_text import printable
 from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
+from arena.tournament.socketcount import DESCRIPTOR_BUDGET, SocketCounter
 from arena.tournament.spawn import ChildProcess, open_process
 
 __all__ = ["TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command"]
@@ -107,21 +107,6 @@ SOCKET_WATCH_S = 1.0
 """How often a seat's sockets are counted (`[limits] sockets`)."""
 
 
-def _sockets_of(root: int) -> int:
-    """The sockets held by `root` and its descendants (each open descriptor counted)."""
-    held = 0
-    for pid in process_tree(root):
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            continue
-        for fd in fds:
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:"):
-                    held += 1
-    return held
-
-
 class SeatProcess:
     """A running bot process for one seat."""
 
@@ -131,6 +116,7 @@ class SeatProcess:
         self.jail = jail
         self.drained = trio.Event()
         self.cleaned = False
+        self.counter: SocketCounter | None = None  # `[limits] sockets`, when set
 
     @property
     def pid(self) -> int:
@@ -191,21 +177,50 @@ class SeatProcess:
         sink = _CappedLog(log_path, limits.log_mb * 1024 * 1024)
         nursery.start_soon(seat._drain, sink)
         if limits.sockets:
-            nursery.start_soon(seat._watch_sockets, limits.sockets, sink)
+            seat.counter = SocketCounter(
+                process.pid, limits.sockets, own_netns=jail.own_netns,
+                referee_path=jail.referee_socket,
+                members=jail.cgroup.pids if jail.cgroup is not None else None)
+            nursery.start_soon(seat._watch_sockets, seat.counter, sink)
         return seat
 
-    async def _watch_sockets(self, most: int, sink: _CappedLog) -> None:
+    async def _watch_sockets(self, counter: SocketCounter, sink: _CappedLog) -> None:
         """Every `SOCKET_WATCH_S`, count the sockets the seat's processes hold; past `most`,
         kill the seat (its matches are then lost by disconnect, charged to it). A seat that
         holds connections by the thousand (a sandboxed one has no network: they are the
         referee's socket, shared by every launched seat) fills that listener's connection cap
-        and keeps other matches' seats out."""
+        and keeps other matches' seats out. A count in the seat's own network namespace is two
+        small reads (tens of microseconds): it runs here, on the referee's thread (a hop to a
+        worker thread would cost that thread more); one over descriptors (up to
+        `DESCRIPTOR_BUDGET` of them) runs in a worker thread. When the seat is done, what the
+        counting cost is logged (`seat_sockets_counted`)."""
+        try:
+            await self._count_sockets(counter, sink)
+        finally:
+            log.info("seat_sockets_counted", pid=self.pid, how=counter.how, counts=counter.counts,
+                     cpu_ms=round(counter.cpu_s * 1000, 3),
+                     max_cpu_ms=round(counter.max_cpu_s * 1000, 3),
+                     max_examined=counter.max_examined)
+            counter.close()
+
+    async def _count_sockets(self, counter: SocketCounter, sink: _CappedLog) -> None:
+        most = counter.most
         while self.process.returncode is None:
-            held = await trio.to_thread.run_sync(_sockets_of, self.pid)
-            if held > most:
-                note = (f"killed by the referee: the bot held {held} sockets "
-                        f"(at most {most}, [limits] sockets)")
+            if counter.own_netns:
+                found = counter.count()
+            else:
+                found = await trio.to_thread.run_sync(counter.count)
+            if found.sockets > most or found.over_budget:
+                held = found.sockets
+                if found.over_budget:
+                    note = (f"killed by the referee: the bot's processes held more than "
+                            f"{DESCRIPTOR_BUDGET} descriptors, too many to count its sockets "
+                            f"without a sandbox (at most {most}, [limits] sockets)")
+                else:
+                    note = (f"killed by the referee: the bot held {held} sockets "
+                            f"(at most {most}, [limits] sockets)")
                 log.warning("seat_socket_flood", pid=self.pid, sockets=held, most=most,
+                            how=found.how, over_budget=found.over_budget,
                             log=str(self.log_path))
                 with contextlib.suppress(OSError, ValueError):  # ValueError: closed
                     sink.write(f"\n[arena] {note}\n".encode())

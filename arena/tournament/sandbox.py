@@ -133,6 +133,12 @@ class SeatJail:
     # Descriptors the seat's process must inherit (the seccomp filter's pipe): the launcher
     # passes them and calls `close_fds` once the process is started.
     fds: list[int] = field(default_factory=list)
+    # Every process of the seat lives in one network namespace of its own and can make no
+    # other (bwrap --unshare-all --disable-userns): its sockets are that namespace's
+    # (`arena.tournament.socketcount`), among them the referee's ends of its connections to
+    # `referee_socket`.
+    own_netns: bool = False
+    referee_socket: str | None = None
 
     def close_fds(self) -> None:
         """Close the referee's copy of the descriptors passed to the seat (idempotent)."""
@@ -149,7 +155,11 @@ class SeatJail:
                             pids=self.cgroup.pids())
             self.cgroup.remove()
         if self.temp is not None:
-            shutil.rmtree(self.temp, ignore_errors=True)
+            try:
+                shutil.rmtree(self.temp, ignore_errors=True)
+            except RecursionError:  # folders nested deeper than Python recurses: rm does not
+                subprocess.run(["rm", "-rf", "--one-file-system", "--", str(self.temp)],
+                               check=False, capture_output=True)
 
 
 def _tmp_and_proc(tmp_mb: int = TMP_MB) -> list[str]:
@@ -160,14 +170,33 @@ def _tmp_and_proc(tmp_mb: int = TMP_MB) -> list[str]:
             "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
 
 
-def _base_flags(userns: bool) -> list[str]:
+def _base_flags(userns: bool, *, disable_userns: bool | None = None) -> list[str]:
     flags = ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
     if userns:
         flags += ["--unshare-user", "--uid", str(NOBODY), "--gid", str(NOBODY)]
+        if disables_userns() if disable_userns is None else disable_userns:
+            # No nested user namespace, hence no nested network namespace: every socket of
+            # the seat is in its own one, where the referee counts them in two reads.
+            flags.append("--disable-userns")
     return flags
 
 
 @functools.cache
+def disables_userns() -> bool:
+    """Whether bwrap runs here with ``--disable-userns`` (bubblewrap 0.8.0 and later, and a
+    kernel that lets it make the nested user namespace it locks), once per process."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return False
+    argv = [bwrap, *_base_flags(True, disable_userns=True), *_system_binds(), *_tmp_and_proc(),
+            "--", "true"]
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.returncode == 0
+
+
 def probe_bubblewrap() -> tuple[bool, bool, str]:
     """Whether bwrap runs here (once per process): (works, with a user namespace, why not)."""
     bwrap = shutil.which("bwrap")
@@ -175,7 +204,8 @@ def probe_bubblewrap() -> tuple[bool, bool, str]:
         return False, False, "bwrap (bubblewrap) is not installed"
     why = ""
     for userns in (True, False):
-        argv = [bwrap, *_base_flags(userns), *_system_binds(), *_tmp_and_proc(), "--", "true"]
+        argv = [bwrap, *_base_flags(userns, disable_userns=False), *_system_binds(),
+                *_tmp_and_proc(), "--", "true"]
         try:
             done = subprocess.run(argv, capture_output=True, timeout=20, check=False)
         except (OSError, subprocess.TimeoutExpired) as exc:
@@ -396,8 +426,10 @@ class Sandbox:
         rlimits = self._rlimits(limits, capped_by_cgroup=cgroup is not None)
         if rlimits and self.prlimit:
             prefix += [self.prlimit, *rlimits, "--"]
+        sealed = self.mode == "bubblewrap" and self.userns and disables_userns()
         return SeatJail(prefix + cmd, clean, cwd if self.mode == "none" else Path("/"), temp,
-                        cgroup, self.mode == "bubblewrap", notes, fds)
+                        cgroup, self.mode == "bubblewrap", notes, fds, own_netns=sealed,
+                        referee_socket=str(self.socket) if self.socket is not None else None)
 
     def _rlimits(self, limits: BotLimits, *, capped_by_cgroup: bool) -> list[str]:
         args: list[str] = []
