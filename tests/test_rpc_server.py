@@ -24,10 +24,13 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 
 class Client:
-    """A blocking gRPC bot client; `receive` runs on a worker thread."""
+    """A blocking gRPC bot client; `receive` runs on a worker thread. Each has a connection
+    of its own, as a bot process has (gRPC would otherwise share one between the channels of
+    a process, and the referee lets a connection hold only a few streams)."""
 
     def __init__(self, port: int, address: str | None = None) -> None:
-        self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}")
+        self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}",
+                                             options=[("grpc.use_local_subchannel_pool", 1)])
         self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
         stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
         self.responses = stub.Play(self._outgoing())
