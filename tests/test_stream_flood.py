@@ -14,11 +14,13 @@ at most `STREAMS_PER_SECOND`, and the launched bots have a gRPC server of their 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,7 @@ from tests.test_e2e_support import (
     stored_matches,
     write_config,
 )
-from tests.test_rpc_server import Client
+from tests.test_rpc_server import Client, _admitted, _bot_command
 
 FLOODER = TEST_BOTS / "h2_flood.py"
 
@@ -192,3 +194,70 @@ def test_an_outside_flood_leaves_launched_bots_matches_alone(tmp_path: Path, kee
         assert row["faulty_bot"] is None, row
         assert json.loads(row["strikes"]) == [0, 0], row
 
+
+
+def _dropping_server(address: str, until: threading.Event,
+                     dropped: threading.Event) -> threading.Thread:
+    """A gRPC server on `address` that ends every `Referee/Play` call at once, before any
+    message, with CANCELLED (what grpc-core did to launched bots' calls that arrived behind a
+    flood), until `until` is set; `dropped` is set at the first call it drops. Started, and
+    serving, when this returns."""
+    ready = threading.Event()
+
+    async def serve() -> None:
+        server = grpc.aio.server()
+
+        async def drop(requests: Any, context: grpc.aio.ServicerContext) -> None:
+            dropped.set()
+            await context.abort(grpc.StatusCode.CANCELLED, "")
+
+        handler = grpc.stream_stream_rpc_method_handler(drop)
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler("arena.v1.Referee", {"Play": handler}),))
+        server.add_insecure_port(address)
+        await server.start()
+        ready.set()
+        while not until.is_set():
+            await asyncio.sleep(0.01)
+        await server.stop(0)
+
+    thread = threading.Thread(target=asyncio.run, args=(serve(),))
+    thread.start()
+    assert ready.wait(10), "the dropping server did not start"
+    return thread
+
+
+@pytest.mark.parametrize("kind", ["sdk", "stdio", "js"])
+def test_a_launched_bot_whose_call_is_dropped_before_any_message_tries_again(
+    kind: str, tmp_path: Path, js_random: list[str],
+) -> None:
+    """A launched bot whose first calls end CANCELLED before the referee said anything (for
+    a while a server on the referee's socket drops every call so, as grpc-core did
+    under a stream flood) says hello again after a short wait and gets in when the real
+    referee serves there; each client we ship, as a real process. (Before: it exited 1 at
+    the first CANCELLED, "the referee ended the stream: CANCELLED", and forfeited.)"""
+    socket_path = tmp_path / "referee.sock"
+    address = f"unix:{socket_path}"
+    env = {**os.environ, "ARENA_SERVER": address, "ARENA_TOKEN": "tok",
+           "ARENA_BOT_NAME": f"dropped-{kind}", "ARENA_LAUNCHED": "1"}
+    env.pop("ARENA_TOKEN_FD", None)
+    stop, dropped = threading.Event(), threading.Event()
+    dropper = _dropping_server(address, stop, dropped)
+
+    async def main() -> tuple[str, int, str]:
+        bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        await trio.to_thread.run_sync(dropped.wait, 20)  # its first try is dropped
+        await trio.sleep(0.1)
+        stop.set()
+        await trio.to_thread.run_sync(dropper.join)
+        hub = Hub(hello_timeout=5.0)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub, local_addresses=(address,)):
+            return await _admitted(hub, bot, f"dropped-{kind}")
+
+    name, code, err = trio.run(main)
+    assert dropped.is_set()
+    assert "trying again in" in err, err
+    assert name == f"dropped-{kind}", err
+    assert code == 0, err
