@@ -29,7 +29,13 @@ import grpc
 import pytest
 import trio
 
-from arena.rpc.server import STREAMS_PER_CONNECTION, STREAMS_PER_SECOND, Hub, serve_referee
+from arena.rpc.server import (
+    LAUNCHED_STREAMS_PER_CONNECTION,
+    STREAMS_PER_CONNECTION,
+    STREAMS_PER_SECOND,
+    Hub,
+    serve_referee,
+)
 from tests.test_e2e_support import (
     ARENA,
     SAMPLE_BOTS,
@@ -72,25 +78,27 @@ class _CountingHub(Hub):
         await super()._serve_stream(stream, *door)
 
 
-def _watch_flood(tmp_path: Path, *, keep: int, rude: bool) -> tuple[dict[str, Any], int,
-                                                                    dict[str, int], str]:
-    """A served referee (network address + launched bots' unix socket) under a 4 s flood at
-    its network address; meanwhile a launched client (raw grpcio, no SDK) says hello through
-    the socket. Returns the flooder's report, the most silent network streams the hub held at
-    once, the streams the hub was handed by door, and what the launched client got first."""
+def _watch_flood(tmp_path: Path, *, keep: int, rude: bool, door: str = "network",
+                 ) -> tuple[dict[str, Any], int, dict[str, int], str]:
+    """A served referee (network address + launched bots' unix socket) under a 4 s flood
+    through `door` (its network address, or the launched bots' socket, as a launched bot
+    could); meanwhile a launched client (raw grpcio, no SDK) says hello through the socket.
+    Returns the flooder's report, the most silent streams the hub held at once at `door`,
+    the streams the hub was handed by door, and what the launched client got first."""
     socket_path = tmp_path / "referee.sock"
 
     async def main() -> tuple[dict[str, Any], int, dict[str, int], str]:
         hub = _CountingHub(hello_timeout=5.0)
         hub.admit("launched", "bot")
         async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)) as server:
-            flooder = _flooder(f"127.0.0.1:{server.port}", seconds=4, keep=keep, rude=rude)
+            target = f"127.0.0.1:{server.port}" if door == "network" else f"unix:{socket_path}"
+            flooder = _flooder(target, seconds=4, keep=keep, rude=rude)
             most = 0
             first = "nothing"
             hello_at = trio.current_time() + 1.5  # well into the flood
             with trio.move_on_after(8):
                 while flooder.poll() is None:
-                    most = max(most, hub.silent("network"))
+                    most = max(most, hub.silent(door))
                     await trio.sleep(0.01)
                     if first == "nothing" and trio.current_time() > hello_at:
                         client = Client(0, f"unix:{socket_path}")
@@ -125,6 +133,21 @@ def test_a_connection_holds_a_few_streams_and_the_launched_door_stays_open(
     assert 0 < most <= STREAMS_PER_CONNECTION * report["connections"], (most, report)
     assert first == "welcome", first
     assert seen["launched"] == 1, seen
+
+
+def test_a_launched_bots_connection_holds_two_streams(tmp_path: Path) -> None:
+    """The same flood from a launched bot, on the launched bots' unix socket (two connections,
+    under `[limits] sockets`): the launched bots' server announces 2 streams per connection,
+    refuses the rest, the hub holds at most 2 silent streams per connection, and a sibling
+    seat saying hello meanwhile is welcomed. (Before: hundreds held per connection; the
+    hostile review's launched flooder struck honest bots of other matches.)"""
+    report, most, seen, first = _watch_flood(tmp_path, keep=200, rude=True, door="launched")
+    assert report["opened"] > 200, report
+    assert report["max_streams"] == LAUNCHED_STREAMS_PER_CONNECTION, report
+    assert report.get("refused", 0) > 0, report
+    assert 0 < most <= LAUNCHED_STREAMS_PER_CONNECTION * report["connections"], (most, report)
+    assert first == "welcome", first
+    assert seen["network"] == 0, seen
 
 
 def test_a_rapid_reset_flood_reaches_the_referee_at_a_bounded_rate(tmp_path: Path) -> None:
