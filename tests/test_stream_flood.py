@@ -28,6 +28,7 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from structlog.testing import capture_logs
 
 from arena.rpc.server import (
     LAUNCHED_STREAMS_PER_CONNECTION,
@@ -154,13 +155,19 @@ def test_a_rapid_reset_flood_reaches_the_referee_at_a_bounded_rate(tmp_path: Pat
     """A "rapid reset" flood (open a stream, reset it, again, as fast as it can) over two
     connections: the referee's trio side is handed at most STREAMS_PER_SECOND per connection
     and second (plus the burst), whatever the flooder opens; the rest are refused on the gRPC
-    thread (RESOURCE_EXHAUSTED). A launched client is still welcomed at once. (Before: every
-    stream became a trio task, thousands of them.)"""
-    report, _most, seen, first = _watch_flood(tmp_path, keep=1, rude=False)
+    thread (RESOURCE_EXHAUSTED), and the log says so (`streams_refused`, at most once a
+    second). A launched client is still welcomed at once. (Before: every stream became a
+    trio task, thousands of them.)"""
+    with capture_logs() as logs:
+        report, _most, seen, first = _watch_flood(tmp_path, keep=1, rude=False)
     assert report["opened"] > 500, report
     bound = report["connections"] * (2 * STREAMS_PER_SECOND + 6 * STREAMS_PER_SECOND)
     assert seen["network"] <= bound, (seen, report)
     assert first == "welcome", first
+    refused = [e for e in logs if e["event"] == "streams_refused"]
+    assert refused, [e["event"] for e in logs]
+    assert all(e["peer"].startswith("ipv4:127.0.0.1:") for e in refused), refused
+    assert len(refused) <= 6, refused  # once a second at most, over a 4 s flood
 
 
 def _free_port() -> int:

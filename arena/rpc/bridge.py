@@ -913,6 +913,8 @@ class _StreamRate:
         self.rate = rate
         self._burst = 2 * rate
         self._buckets: dict[str, tuple[float, float]] = {}  # peer -> (allowance, when)
+        self.refused = 0  # streams refused since trio last took the count
+        self.last_refused = ""  # the peer refused last
 
     def allow(self, peer: str, now: float) -> bool:
         if not peer.startswith(("ipv4:", "ipv6:")):
@@ -924,6 +926,8 @@ class _StreamRate:
             self._buckets = {p: b for p, b in self._buckets.items() if now - b[1] < full}
         if allowance < 1:
             self._buckets[peer] = (allowance, now)
+            self.refused += 1
+            self.last_refused = peer
             return False
         self._buckets[peer] = (allowance - 1, now)
         return True
@@ -1016,6 +1020,15 @@ class GrpcServerThread:
         own delay: the tournament's backpressure watches it as well as trio's own lag."""
         lag, self._loop_lag = self._loop_lag, 0.0
         return lag
+
+    def take_refused(self) -> tuple[int, str]:
+        """Streams refused for their connection's rate (`streams_per_second`) since the last
+        call, and the peer refused last. (Written on the gRPC thread; a count lost between
+        the read and the reset is harmless.)"""
+        if self._streams is None or not self._streams.refused:
+            return 0, ""
+        count, self._streams.refused = self._streams.refused, 0
+        return count, self._streams.last_refused
 
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)

@@ -848,6 +848,16 @@ class Hub:
         await stream.aclose(status, text)
 
 
+async def _report_refused(server: Any, per_second: float | None) -> None:
+    """Once a second at most, a `streams_refused` event when connections opened streams
+    faster than `per_second` (a stream flood): how many were refused, and the last peer."""
+    while True:
+        await trio.sleep(1.0)
+        refused, peer = server.take_refused()
+        if refused:
+            log.warning("streams_refused", refused=refused, peer=peer, per_second=per_second)
+
+
 def _holds(root: int, inodes: set[int]) -> bool:
     return peers.holds_socket(peers.process_tree(root), inodes)
 
@@ -972,6 +982,7 @@ async def serve_referee(
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
         nursery.start_soon(hub.accept, server.launched_incoming, "launched")
+        nursery.start_soon(_report_refused, server, streams_per_second)
         if spectators is not None:
             nursery.start_soon(spectators.run)
         try:
