@@ -421,8 +421,9 @@ def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
     tmp_path: Path,
 ) -> None:
     """`doorfill` (tests/bots/hostile_doorfill.py), launched like any bot, opens three times
-    `max_pending` silent streams to the socket it shares with its opponent and opens another
-    whenever one is closed, then plays; its opponent starts 1.5 s later (late_start.py,
+    `max_pending` silent streams (each on a connection of its own: a connection holds two) to
+    the socket it shares with its opponent and opens another whenever one is closed, then
+    plays; its opponent starts 1.5 s later (late_start.py,
     below the SDK: no retry). Every match is played out (no forfeit, no fault), and the
     flood's streams were closed for newcomers (RESOURCE_EXHAUSTED). Before, a full door
     refused the opponent: it never connected and forfeited every match to the flooder."""

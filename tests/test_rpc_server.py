@@ -24,10 +24,13 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 
 class Client:
-    """A blocking gRPC bot client; `receive` runs on a worker thread."""
+    """A blocking gRPC bot client; `receive` runs on a worker thread. Each has a connection
+    of its own, as a bot process has (gRPC would otherwise share one between the channels of
+    a process, and the referee lets a connection hold only a few streams)."""
 
     def __init__(self, port: int, address: str | None = None) -> None:
-        self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}")
+        self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}",
+                                             options=[("grpc.use_local_subchannel_pool", 1)])
         self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
         stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
         self.responses = stub.Play(self._outgoing())
@@ -663,9 +666,49 @@ def _bot_command(kind: str, folder: Path, js_random: list[str]) -> list[str]:
     }[kind]
 
 
-async def _admitted(hub: Hub, bot: Any, name: str) -> tuple[str, int, str]:
+class _Stderr:
+    """A bot process's stderr, read line by line on a thread as it comes."""
+
+    def __init__(self, bot: Any) -> None:
+        import threading
+
+        self.lines: list[str] = []
+        self._said = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(bot.stderr,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in stream:
+            with self._said:
+                self.lines.append(line)
+                self._said.notify_all()
+        stream.close()
+        with self._said:
+            self.lines.append("")  # the end
+            self._said.notify_all()
+
+    def wait_for(self, text: str, timeout: float = 20) -> None:
+        """Until a line holds `text` (or the stream ends, or `timeout` s pass)."""
+        with self._said:
+            self._said.wait_for(lambda: any(text in line for line in self.lines)
+                                or "" in self.lines, timeout)
+
+    def text(self) -> str:
+        self._thread.join(20)
+        return "".join(self.lines)
+
+
+async def _tried_again(bot: Any) -> _Stderr:
+    """Once `bot` has said it will try again (however slowly it started on a busy machine)."""
+    err = _Stderr(bot)
+    await trio.to_thread.run_sync(err.wait_for, "trying again in")
+    return err
+
+
+async def _admitted(hub: Hub, bot: Any, name: str,
+                    err: _Stderr | None = None) -> tuple[str, int, str]:
     """Wait for `bot` (a process) to get in as `name`, end its stream normally, and return
-    its hello name, exit status and stderr."""
+    its hello name, exit status and stderr (read by `err`, if given)."""
     try:
         with trio.fail_after(20):
             while True:
@@ -674,12 +717,18 @@ async def _admitted(hub: Hub, bot: Any, name: str) -> tuple[str, int, str]:
                     break
                 await trio.sleep(0.05)
         await conn.close()
-        _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+        if err is None:
+            _, text = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+        else:
+            await trio.to_thread.run_sync(lambda: bot.wait(timeout=20))
+            text = await trio.to_thread.run_sync(err.text)
     finally:
         if bot.poll() is None:
             bot.kill()
-            bot.communicate()
-    return conn.hello_name, bot.returncode, err
+            bot.wait()
+        if bot.stderr is not None and err is None:
+            bot.stderr.close()
+    return conn.hello_name, bot.returncode, text
 
 
 @pytest.mark.parametrize("kind", ["sdk", "stdio", "js"])
@@ -687,10 +736,10 @@ def test_a_bot_refused_at_the_door_tries_again_and_gets_in(
     kind: str, tmp_path: Path, js_random: list[str],
 ) -> None:
     """Refused before any welcome with TOO_MANY_CONNECTIONS (here its token already has its
-    one allowed connection, held by a raw client for 0.6 s, as when a bot restarts before
-    the referee has seen its old stream go), each client we ship says hello again after
-    0.25, 0.5, ... s and gets in, instead of exiting 1 (a launched bot that exits before it
-    connects forfeits its match)."""
+    one allowed connection, held by a raw client until the bot says it will try again, as
+    when a bot restarts before the referee has seen its old stream go), each client we ship
+    says hello again after 0.25, 0.5, ... s and gets in, instead of exiting 1 (a launched bot
+    that exits before it connects forfeits its match)."""
     import os
     import subprocess
 
@@ -707,9 +756,9 @@ def test_a_bot_refused_at_the_door_tries_again_and_gets_in(
             env["ARENA_SERVER"] = f"127.0.0.1:{server.port}"
             bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            await trio.sleep(0.6)
+            err = await _tried_again(bot)  # refused while the holder holds the connection
             holder.close()
-            return await _admitted(hub, bot, f"retry-{kind}")
+            return await _admitted(hub, bot, f"retry-{kind}", err)
 
     name, code, err = trio.run(main)
     assert name == f"retry-{kind}", err
@@ -722,7 +771,7 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     kind: str, tmp_path: Path, js_random: list[str],
 ) -> None:
     """A launched bot (ARENA_LAUNCHED=1: no wait_for_ready) whose connection fails before
-    any message (UNAVAILABLE: here the referee's socket is not there for its first 0.6 s,
+    any message (UNAVAILABLE: here the referee's socket is not there until it says so,
     as when the launched bots' socket is at its connection cap because another seat holds
     idle connections there) says hello again after a short wait and gets in, instead of
     exiting 1 before connecting (a forfeit). Each client we ship, as a real process."""
@@ -737,11 +786,11 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     async def main() -> tuple[str, int, str]:
         bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        await trio.sleep(0.6)  # its first tries find no referee
+        err = await _tried_again(bot)  # its first tries find no referee
         hub = Hub(hello_timeout=5.0)
         hub.admit("tok", "bot")
         async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)):
-            return await _admitted(hub, bot, f"late-{kind}")
+            return await _admitted(hub, bot, f"late-{kind}", err)
 
     name, code, err = trio.run(main)
     assert name == f"late-{kind}", err

@@ -224,6 +224,7 @@ def server_options(
     keepalive_timeout_s: float = 10.0,
     handshake_timeout_s: float | None = None,
     max_connections: int | None = None,
+    max_streams_per_connection: int | None = None,
 ) -> list[tuple[str, int]]:
     """gRPC server options: message size limits, and keepalive pings that find dead clients.
 
@@ -240,8 +241,15 @@ def server_options(
     stream open that long is closed too; ``max_connections`` caps the connections open at
     once (beyond it new ones are closed at accept), so a flood cannot take every file
     descriptor.
+
+    ``max_streams_per_connection`` is HTTP/2's SETTINGS_MAX_CONCURRENT_STREAMS: the streams
+    one connection may have open at once (a bot needs one). gRPC clients wait for a free
+    stream; a client that opens more anyway has the extra ones refused (RST_STREAM
+    REFUSED_STREAM) by gRPC itself, before any handler runs.
     """
     door: list[tuple[str, int]] = []
+    if max_streams_per_connection is not None:
+        door.append(("grpc.max_concurrent_streams", max_streams_per_connection))
     if handshake_timeout_s is not None:
         door += [
             ("grpc.server_handshake_timeout_ms", int(handshake_timeout_s * 1000)),
@@ -892,6 +900,40 @@ def quiet_gc() -> Iterator[None]:
 
 
 @final
+class _StreamRate:
+    """New streams per TCP connection (a gRPC peer string names one: its client port), a
+    token bucket each: `rate` a second, `2 * rate` at once. A client needs one stream, or a
+    few (a spectator), per connection; a flood opens and resets them by the thousand. Unix
+    socket peers are all named ``unix:``, so they are not counted (their server is apart).
+    Used on the gRPC thread only."""
+
+    KEPT = 4096  # buckets kept before the full ones are forgotten
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self._burst = 2 * rate
+        self._buckets: dict[str, tuple[float, float]] = {}  # peer -> (allowance, when)
+        self.refused = 0  # streams refused since trio last took the count
+        self.last_refused = ""  # the peer refused last
+
+    def allow(self, peer: str, now: float) -> bool:
+        if not peer.startswith(("ipv4:", "ipv6:")):
+            return True
+        allowance, then = self._buckets.get(peer, (self._burst, now))
+        allowance = min(self._burst, allowance + (now - then) * self.rate)
+        if len(self._buckets) >= self.KEPT:  # forget buckets that have refilled
+            full = self._burst / self.rate
+            self._buckets = {p: b for p, b in self._buckets.items() if now - b[1] < full}
+        if allowance < 1:
+            self._buckets[peer] = (allowance, now)
+            self.refused += 1
+            self.last_refused = peer
+            return False
+        self._buckets[peer] = (allowance - 1, now)
+        return True
+
+
+@final
 class GrpcServerThread:
     """A grpc.aio server on its own thread and event loop, handing its streams to trio.
 
@@ -911,6 +953,8 @@ class GrpcServerThread:
         backlog: int,
         more_addresses: Sequence[str] = (),
         local_addresses: Sequence[str] = (),
+        launched_options: Sequence[tuple[str, Any]] | None = None,
+        streams_per_second: float | None = None,
     ) -> None:
         if window < 1:
             raise ValueError(f"window must be at least 1 message, got {window}")
@@ -928,6 +972,16 @@ class GrpcServerThread:
         send, receive = trio.open_memory_channel[BridgedStream[Any, Any]](backlog)
         self._send_incoming = send
         self.incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
+        # The launched bots' server (`launched_options`): its own grpc.aio server, its own
+        # queue of new streams, so nothing done at `address` delays or refuses them.
+        self._launched_options = None if launched_options is None else tuple(launched_options)
+        send, receive = trio.open_memory_channel[BridgedStream[Any, Any]](backlog)
+        self._send_launched = send
+        self.launched_incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
+        """New streams through `more_addresses` and `local_addresses` when they are served
+        apart (`launched_options`); nothing otherwise."""
+        self._streams = _StreamRate(streams_per_second) if streams_per_second else None
+        self._servers: tuple[grpc.aio.Server, ...] = ()  # gRPC thread only
         host = _host_loop()
         self._loop = asyncio.new_event_loop() if host is None else host
         self._pump = (
@@ -967,6 +1021,15 @@ class GrpcServerThread:
         lag, self._loop_lag = self._loop_lag, 0.0
         return lag
 
+    def take_refused(self) -> tuple[int, str]:
+        """Streams refused for their connection's rate (`streams_per_second`) since the last
+        call, and the peer refused last. (Written on the gRPC thread; a count lost between
+        the read and the reset is harmless.)"""
+        if self._streams is None or not self._streams.refused:
+            return 0, ""
+        count, self._streams.refused = self._streams.refused, 0
+        return count, self._streams.last_refused
+
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)
         if self._pump is not None:
@@ -989,6 +1052,7 @@ class GrpcServerThread:
 
     async def _stop(self) -> None:
         self._send_incoming.close()
+        self._send_launched.close()
         self._crossing.to_asyncio(self._stop_requested.set)
         await self._stopped.wait()
         if self._thread is not None:
@@ -1013,9 +1077,9 @@ class GrpcServerThread:
         self._started.set()
         self._stopped.set()
 
-    def _deliver(self, stream: BridgedStream[Any, Any]) -> None:
+    def _deliver(self, stream: BridgedStream[Any, Any], launched: bool = False) -> None:
         try:
-            self._send_incoming.send_nowait(stream)
+            (self._send_launched if launched else self._send_incoming).send_nowait(stream)
         except trio.WouldBlock:
             stream._refuse(
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
@@ -1049,21 +1113,32 @@ class GrpcServerThread:
 
     async def _serve(self) -> None:
         server = grpc.aio.server(options=self._options)
+        apart = self._launched_options is not None and bool(
+            self.more_addresses or self.local_addresses
+        )
+        # Served apart, the launched bots' addresses have a server of their own on this loop:
+        # its own HTTP/2 limits and its own queue of calls not yet taken by the handlers
+        # (grpc-core's, per server), which a flood at `address` fills and then cancels.
+        launched = grpc.aio.server(options=self._launched_options) if apart else server
+        self._servers = (server, launched) if apart else (server,)
         try:
-            self._register(server)
-            if self._configure is not None:
-                self._configure(server)
-            ports = []
+            for one in self._servers:
+                self._register(one, launched=one is not server)
+                if self._configure is not None:
+                    self._configure(one)
+            ports: list[int] = []
             for address in (self.address, *self.more_addresses):
+                target = launched if ports else server  # `address` first, on `server`
                 if self._credentials is None:
-                    ports.append(server.add_insecure_port(address))
+                    ports.append(target.add_insecure_port(address))
                 else:
-                    ports.append(server.add_secure_port(address, self._credentials))
+                    ports.append(target.add_secure_port(address, self._credentials))
             port, more_ports = ports[0], ports[1:]
             for local in self.local_addresses:  # e.g. unix:/path, for bots on this machine
-                if not server.add_insecure_port(local) and not local.startswith("unix:"):
+                if not launched.add_insecure_port(local) and not local.startswith("unix:"):
                     raise RuntimeError(f"could not listen on {local}")
-            await server.start()
+            for one in self._servers:
+                await one.start()
             self._accepting = True
             self._crossing.to_trio(self._on_started, port, more_ports)
             # Pumped, the loop lags as trio does (one thread): trio's own lag says it all.
@@ -1083,7 +1158,8 @@ class GrpcServerThread:
             if self._live:
                 await asyncio.wait(self._live.values(), timeout=self._grace)
             # Whatever is still running after the grace period is cancelled.
-            await server.stop(max(0.0, deadline - loop.time()))
+            for one in self._servers:
+                await one.stop(max(0.0, deadline - loop.time()))
 
     async def _probe_loop_lag(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1094,12 +1170,12 @@ class GrpcServerThread:
             if lag > self._loop_lag:
                 self._loop_lag = lag
 
-    def _register(self, server: grpc.aio.Server) -> None:
+    def _register(self, server: grpc.aio.Server, *, launched: bool = False) -> None:
         by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
         for route in self._routes:
             by_service.setdefault(route.service, {})[route.method] = (
                 grpc.stream_stream_rpc_method_handler(
-                    self._handler(route),
+                    self._handler(route, launched),
                     request_deserializer=_tolerant(route),
                     response_serializer=route.response_serializer,
                 )
@@ -1110,20 +1186,33 @@ class GrpcServerThread:
             )
             server.add_registered_method_handlers(service, handlers)
 
-    def _handler(self, route: StreamRoute) -> Callable[[object, grpc.aio.ServicerContext], Any]:
+    def _handler(
+        self, route: StreamRoute, launched: bool = False
+    ) -> Callable[[object, grpc.aio.ServicerContext], Any]:
         async def handle(request_iterator: object, context: grpc.aio.ServicerContext) -> None:
-            await self._serve_stream(route, context)
+            await self._serve_stream(route, context, launched)
 
         return handle
 
-    async def _serve_stream(self, route: StreamRoute, context: grpc.aio.ServicerContext) -> None:
+    async def _serve_stream(
+        self, route: StreamRoute, context: grpc.aio.ServicerContext, launched: bool = False
+    ) -> None:
         if not self._accepting:
             context.set_code(grpc.StatusCode.UNAVAILABLE)
             context.set_details("the server is shutting down")
             return
+        peer = context.peer()
+        if self._streams is not None and not self._streams.allow(peer, time.monotonic()):
+            # A connection opening streams faster than any client needs (a stream flood):
+            # refused here, on the gRPC thread, before trio hears of it.
+            context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
+            context.set_details(
+                f"this connection opens more than {self._streams.rate:g} streams per second"
+            )
+            return
         stream: BridgedStream[Any, Any] = BridgedStream(
             method=route.path,
-            peer=context.peer(),
+            peer=peer,
             metadata=dict(context.invocation_metadata() or ()),
             window=self._window,
             crossing=self._crossing,
@@ -1135,7 +1224,7 @@ class GrpcServerThread:
         assert task is not None  # grpc runs every handler in a task
         self._live[side] = task
         try:
-            if not self._crossing.to_trio(self._deliver, stream):
+            if not self._crossing.to_trio(self._deliver, stream, launched):
                 side.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
             await side.run()
         finally:
@@ -1174,6 +1263,8 @@ async def serve_grpc(
     backlog: int = 256,
     more_addresses: Sequence[str] = (),
     local_addresses: Sequence[str] = (),
+    launched_options: Sequence[tuple[str, Any]] | None = None,
+    streams_per_second: float | None = None,
 ) -> AsyncIterator[GrpcServerThread]:
     """Serve ``routes`` on ``address`` from a gRPC thread; yield the running server.
 
@@ -1185,9 +1276,16 @@ async def serve_grpc(
     ``credentials`` switch to TLS. ``window`` bounds the messages buffered per stream and
     direction; ``backlog`` bounds streams not yet taken from ``incoming`` (beyond it new RPCs
     fail with RESOURCE_EXHAUSTED). ``local_addresses`` (e.g. ``unix:/path``) are served too,
-    always without TLS: they are for processes on this machine. On exit every open stream is
-    aborted with UNAVAILABLE, the server stops within ``grace`` seconds and the thread is
-    joined, even when cancelled.
+    always without TLS: they are for processes on this machine. With ``launched_options``,
+    ``more_addresses`` and ``local_addresses`` are served apart, by a second grpc.aio server
+    on the same loop with those options, and their streams arrive on
+    ``server.launched_incoming``: a flood of connections or streams at ``address`` fills only
+    ``address``'s server (its connection cap, its streams per connection, grpc-core's queue
+    of calls not yet taken, ``incoming``). ``streams_per_second``, if given, refuses
+    (RESOURCE_EXHAUSTED) a stream from a TCP connection that opens new ones faster than that
+    (twice as many at once), on the gRPC thread, before trio hears of it. On exit every open
+    stream is aborted with UNAVAILABLE, the server stops within ``grace`` seconds and the
+    thread is joined, even when cancelled.
     """
     server = GrpcServerThread(
         address,
@@ -1200,6 +1298,8 @@ async def serve_grpc(
         backlog=backlog,
         more_addresses=more_addresses,
         local_addresses=local_addresses,
+        launched_options=launched_options,
+        streams_per_second=streams_per_second,
     )
     await server._start()
     _quiet_gc.enter()

@@ -665,11 +665,15 @@ class Hub:
             for conn in list(conns):
                 await conn.close(details)
 
-    async def accept(self, streams: trio.abc.ReceiveChannel[Any]) -> None:
-        """Serve every incoming stream (run in a nursery for the server's lifetime)."""
+    async def accept(
+        self, streams: trio.abc.ReceiveChannel[Any], door: str | None = None
+    ) -> None:
+        """Serve every incoming stream (run in a nursery for the server's lifetime); `door`
+        ("launched" or "network") if every one of them comes through it, else each stream's
+        door is told by its peer (`_door`)."""
         async with trio.open_nursery() as nursery:
             async for stream in streams:
-                nursery.start_soon(self._serve_stream, stream)
+                nursery.start_soon(self._serve_stream, stream, door or self._door(stream))
 
     def silent(self, door: str) -> int:
         """How many streams through `door` ("launched": the launched bots' socket, or
@@ -681,8 +685,7 @@ class Hub:
         """The launched bots' socket (only they reach it), or the network."""
         return "launched" if peers.launched_socket(stream.peer) else "network"
 
-    async def _serve_stream(self, stream: Stream) -> None:
-        door = self._door(stream)
+    async def _serve_stream(self, stream: Stream, door: str) -> None:
         silent = self._silent[door]
         if len(silent) >= self.max_pending:
             # Full: the stream silent longest makes room (dicts keep their arrival order),
@@ -698,7 +701,7 @@ class Hub:
                             evicted=self._evicted[door], peer=stream.peer)
         silent[stream] = scope = trio.CancelScope()
         try:
-            conn = await self._hello(stream, scope)
+            conn = await self._hello(stream, scope, door)
         finally:
             silent.pop(stream, None)
         if conn is None:
@@ -719,7 +722,9 @@ class Hub:
             self._notify()
             log.info("bot_disconnected", bot=conn.bot_name, reason=conn.close_reason)
 
-    async def _hello(self, stream: Stream, silent: trio.CancelScope) -> Connection | None:
+    async def _hello(
+        self, stream: Stream, silent: trio.CancelScope, door: str
+    ) -> Connection | None:
         """Admit `stream` by its hello, or refuse it; `silent` is cancelled to close the
         stream while it has sent nothing (a newcomer at its full door)."""
         with trio.move_on_after(self.hello_timeout):
@@ -733,7 +738,7 @@ class Hub:
                 return None
             except StreamClosed:
                 return None
-            self._silent[self._door(stream)].pop(stream, None)  # it spoke: not to be closed
+            self._silent[door].pop(stream, None)  # it spoke: not to be closed
             if silent.cancelled_caught:
                 await self._refuse(
                     stream, pb.ERROR_CODE_TOO_MANY_CONNECTIONS,
@@ -843,9 +848,30 @@ class Hub:
         await stream.aclose(status, text)
 
 
+async def _report_refused(server: Any, per_second: float | None) -> None:
+    """Once a second at most, a `streams_refused` event when connections opened streams
+    faster than `per_second` (a stream flood): how many were refused, and the last peer."""
+    while True:
+        await trio.sleep(1.0)
+        refused, peer = server.take_refused()
+        if refused:
+            log.warning("streams_refused", refused=refused, peer=peer, per_second=per_second)
+
+
 def _holds(root: int, inodes: set[int]) -> bool:
     return peers.holds_socket(peers.process_tree(root), inodes)
 
+
+STREAMS_PER_CONNECTION = 4
+"""Streams one network connection may have open at once (HTTP/2 MAX_CONCURRENT_STREAMS): a
+bot needs one, a spectator one per match it watches at once; gRPC clients wait for a free
+one. A flood of silent streams over a few connections is held to this."""
+LAUNCHED_STREAMS_PER_CONNECTION = 2
+"""The same for the launched bots' server: a seat needs one (two let a reconnect overlap)."""
+STREAMS_PER_SECOND = 20.0
+"""New streams a TCP connection may open per second (twice as many at once); more are
+refused (RESOURCE_EXHAUSTED) on the gRPC thread before trio hears of them: a client opening
+and resetting streams as fast as it can (a "rapid reset" flood) costs the referee little."""
 
 FD_RESERVE = 128
 """File descriptors kept out of reach of incoming connections: for the database, log and
@@ -905,6 +931,9 @@ async def serve_referee(
     private_address: str | None = None,
     local_addresses: tuple[str, ...] = (),
     spectators: SpectatorFeed | None = None,
+    streams_per_connection: int = STREAMS_PER_CONNECTION,
+    launched_streams_per_connection: int = LAUNCHED_STREAMS_PER_CONNECTION,
+    streams_per_second: float | None = STREAMS_PER_SECOND,
 ) -> AsyncIterator[Any]:
     """Run the referee's gRPC server (with health and reflection) feeding `hub`, on
     `address` and on `local_addresses` (``unix:/path``, never TLS: for launched bots).
@@ -919,26 +948,41 @@ async def serve_referee(
     referee's own bots out.
 
     ``spectators``, if given, is served as `arena.v1.Spectator` on the same listeners, and
-    its sampler runs for as long as the server does."""
+    its sampler runs for as long as the server does.
+
+    The launched bots' listeners (``private_address``, ``local_addresses``) are a grpc.aio
+    server of their own on the same loop (`serve_grpc`'s ``launched_options``), so nothing
+    done at ``address`` (connections, streams by the thousand) can refuse, cancel or delay
+    their streams in gRPC: each server has its own connection caps, its own
+    ``*streams_per_connection`` (HTTP/2 MAX_CONCURRENT_STREAMS) and its own queue of calls
+    not yet taken (grpc-core's, which cancels the calls that wait in it too long: under a
+    stream flood those were the launched bots' own). ``streams_per_second`` bounds how fast
+    one TCP connection may open streams (None: no bound)."""
     open_files = raise_open_files_limit()
     listeners = 1 + bool(private_address) + len(local_addresses)
     max_connections = max(MIN_CONNECTIONS, (open_files - FD_RESERVE) // listeners)
     log.info("admission", open_files=open_files, max_connections=max_connections,
              max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
+    options = partial(
+        server_options,
+        max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
+        handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
+    )
     async with serve_grpc(
         address,
         [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
         configure=partial(_add_standard_services, spectators=spectators),
-        options=server_options(
-            max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
-            handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
-        ),
+        options=options(max_streams_per_connection=streams_per_connection),
         credentials=credentials,
         window=4096,
         more_addresses=(private_address,) if private_address else (),
         local_addresses=local_addresses,
+        launched_options=options(max_streams_per_connection=launched_streams_per_connection),
+        streams_per_second=streams_per_second,
     ) as server, trio.open_nursery() as nursery:
         nursery.start_soon(hub.accept, server.incoming)
+        nursery.start_soon(hub.accept, server.launched_incoming, "launched")
+        nursery.start_soon(_report_refused, server, streams_per_second)
         if spectators is not None:
             nursery.start_soon(spectators.run)
         try:

@@ -193,7 +193,8 @@ def run(
         wait = next(waits, None) if at_the_door else None
         if wait is None:
             return 1
-        _log(f"the referee's door is full or closed; trying again in {wait:g} s")
+        _log(f"the referee refused or dropped the stream before any message; "
+             f"trying again in {wait:g} s")
         time.sleep(wait)
 
 
@@ -203,7 +204,27 @@ DOOR_RETRIES_S = (0.25, 0.5, 1.0, 2.0, 4.0)
 stream closed for a newcomer at a full door) or, for a bot the referee launched, after its
 connection failed before any message (UNAVAILABLE: the launched bots' socket at its
 connection cap, say, when another seat holds idle connections there): ~8 s in all,
-within a launched bot's connect deadline (`[faults] connect_ms`, 20 s by default)."""
+within a launched bot's connect deadline (`[faults] connect_ms`, 20 s by default). Also
+after a stream that ended CANCELLED or RESOURCE_EXHAUSTED before the referee said anything
+(a referee under a stream flood may drop a call it has not taken yet; a connection over its
+streams-per-second is refused so): see `may_try_again`."""
+
+BEFORE_ANY_MESSAGE = (grpc.StatusCode.CANCELLED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+"""Statuses that, ending a stream before its first message, mean it never reached the
+referee's bot logic: saying hello again is safe (nothing was played)."""
+
+
+def may_try_again(code: grpc.StatusCode | None, *, heard: bool, at_the_door: bool,
+                  launched: bool) -> bool:
+    """Whether a stream that ended with `code` may be tried again after a wait
+    (`DOOR_RETRIES_S`): refused at the door (TOO_MANY_CONNECTIONS, then RESOURCE_EXHAUSTED),
+    ended before any message by a status in `BEFORE_ANY_MESSAGE`, or, for a launched bot, its
+    referee not reached (UNAVAILABLE before any message)."""
+    if at_the_door and code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return True
+    if heard:
+        return False
+    return code in BEFORE_ANY_MESSAGE or (launched and code == grpc.StatusCode.UNAVAILABLE)
 
 
 def _play(
@@ -249,9 +270,8 @@ def _play(
     except grpc.RpcError as exc:
         code = exc.code() if hasattr(exc, "code") else None
         details = exc.details() if hasattr(exc, "details") else str(exc)
-        refused = at_the_door and code == grpc.StatusCode.RESOURCE_EXHAUSTED
-        unreached = launched and not heard and code == grpc.StatusCode.UNAVAILABLE
-        return code, details, refused or unreached
+        return code, details, may_try_again(code, heard=heard, at_the_door=at_the_door,
+                                            launched=launched)
     finally:
         outbox.put(None)
 

@@ -39,7 +39,13 @@ import structlog
 from arena.errors import ArenaError
 from arena.rpc import convert
 from arena.rules import Action, Deck, SeatView
-from arena.sdk import DOOR_RETRIES_S, PROTOCOL_MINOR, PROTOCOL_VERSION, resolve_token
+from arena.sdk import (
+    DOOR_RETRIES_S,
+    PROTOCOL_MINOR,
+    PROTOCOL_VERSION,
+    may_try_again,
+    resolve_token,
+)
 from arena.stdio import lines
 from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
@@ -447,7 +453,8 @@ class Adapter:
                 wait = next(waits, None) if at_the_door and not self.failure else None
                 if wait is None:
                     return code
-                print(f"[arena.stdio] the referee's door is full or closed; trying again in "
+                print("[arena.stdio] the referee refused or dropped the stream before any "
+                      f"message; trying again in "
                       f"{wait:g} s", file=sys.stderr, flush=True)
                 time.sleep(wait)
                 self.outbox = queue.SimpleQueue()
@@ -502,9 +509,8 @@ class Adapter:
             details = exc.details() if hasattr(exc, "details") else str(exc)
             print(f"[arena.stdio] the referee ended the stream: {status}: {details}",
                   file=sys.stderr, flush=True)
-            unreached = launched and not heard and status == grpc.StatusCode.UNAVAILABLE
             return (0 if status == grpc.StatusCode.OK else 1,
-                    (refused and status == grpc.StatusCode.RESOURCE_EXHAUSTED) or unreached)
+                    may_try_again(status, heard=heard, at_the_door=refused, launched=launched))
         finally:
             self.outbox.put(None)
 

@@ -146,8 +146,10 @@ function main() {
   // bot must exit, not wait for it forever.
   const launched = process.env.ARENA_LAUNCHED === "1";
   let current = null; // the stream in play
+  let interrupted = false;
   process.on("SIGINT", () => {
     log("interrupted");
+    interrupted = true;
     if (current) current.cancel();
   });
   // One stream, from hello to its end. Refused at the door before any welcome
@@ -237,12 +239,15 @@ function main() {
     });
     call.on("error", (err) => {
       // Launched, and the referee could not be reached at all (its bots' socket at its
-      // connection cap, say): try again too.
+      // connection cap, say): try again too. So after CANCELLED or RESOURCE_EXHAUSTED before
+      // any message (a referee under a stream flood may drop a call it has not taken yet).
       const unreached = launched && !heard && err.code === grpc.status.UNAVAILABLE;
-      if (((atTheDoor && err.code === grpc.status.RESOURCE_EXHAUSTED) || unreached)
+      const dropped = !heard && !interrupted && (err.code === grpc.status.CANCELLED
+                                                 || err.code === grpc.status.RESOURCE_EXHAUSTED);
+      if (((atTheDoor && err.code === grpc.status.RESOURCE_EXHAUSTED) || unreached || dropped)
           && attempt < DOOR_RETRIES_MS.length) {
         const wait = DOOR_RETRIES_MS[attempt];
-        log(`the referee's door is full or closed; trying again in ${wait / 1000} s`);
+        log(`the referee refused or dropped the stream before any message; trying again in ${wait / 1000} s`);
         call.removeAllListeners("status");
         setTimeout(() => play(attempt + 1), wait);
         return;

@@ -34,27 +34,31 @@ def _nothing() -> Iterator[pb.BotMessage]:
 
 
 class Filler:
-    """The silent streams: each read on a thread of its own (gRPC gives a stream's final
-    status only once its messages are read), and opened again once it ends."""
+    """The silent streams: each on a connection of its own (the referee lets a launched
+    bot's connection hold two streams; the sockets stay under `[limits] sockets`), read on a
+    thread of its own (gRPC gives a stream's final status only once its messages are read),
+    and opened again once it ends."""
 
     def __init__(self, server: str, refills: int, told: Told) -> None:
-        self._channel = grpc.insecure_channel(server)
-        self._stub = pb_grpc.RefereeStub(self._channel)
+        self._server = server
         self._refills = refills
         self._told = told
         self._lock = threading.Lock()
 
     def open(self) -> None:
-        call = self._stub.Play(_nothing())
-        threading.Thread(target=self._read, args=(call,), daemon=True).start()
+        channel = grpc.insecure_channel(self._server,
+                                        options=[("grpc.use_local_subchannel_pool", 1)])
+        call = pb_grpc.RefereeStub(channel).Play(_nothing())
+        threading.Thread(target=self._read, args=(channel, call), daemon=True).start()
 
-    def _read(self, call: Any) -> None:
+    def _read(self, channel: grpc.Channel, call: Any) -> None:
         try:
             for _message in call:
                 pass
             self._told.line("silent OK")
         except grpc.RpcError as exc:
             self._told.line(f"silent {exc.code().name}")
+        channel.close()
         with self._lock:
             if _stop.is_set() or self._refills <= 0:
                 return
