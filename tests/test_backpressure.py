@@ -78,8 +78,11 @@ def test_pace_plays_fewer_matches_when_the_grpc_loop_lags(
                         break
                 nursery.cancel_scope.cancel()
             server._loop.call_soon_threadsafe(time.sleep, 0.08)
-            await trio.sleep(0.2)
-            lagged = server.take_loop_lag()
+            lagged = 0.0
+            with trio.move_on_after(10):  # a loaded machine may run the gRPC thread late
+                while lagged < 0.055 and host == "thread":
+                    await trio.sleep(0.05)
+                    lagged = max(lagged, server.take_loop_lag())
             again = server.take_loop_lag()
         return lagged, again
 
