@@ -43,11 +43,14 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def contest(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
-    """A tournament running in its own process (a bot that ponders 40 ms a decision against
-    the heuristic bot; 1v1 and 2v2, both sides: 4 matches one at a time), and `arena web` on
-    its database as soon as the tournament has written its first row."""
+    """A tournament running in its own process (a calm bot that ponders 40 ms a decision
+    against the heuristic bot: every hand costs it a decision and is worth at most 2 points,
+    so no match is short; 1v1 and 2v2, both sides: 4 matches one at a time), and `arena web`
+    on its database as soon as the tournament has written its first row. (With a bot that
+    called and accepted at random, a fresh-clone run at load 14 ended all 4 matches before
+    the browser had opened the page.)"""
     folder = tmp_path_factory.mktemp("live")
-    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40"),
+    bots = {"ponder": python_bot(TEST_BOTS / "pondering.py", "40", "calm"),
             "heuristic": python_bot(HEURISTIC_BOT)}
     config = write_config(folder, NAME, bots=bots, variants=("argentine-1v1", "argentine-2v2"),
                           games=2, concurrency=1)
