@@ -663,9 +663,20 @@ def _bot_command(kind: str, folder: Path, js_random: list[str]) -> list[str]:
     }[kind]
 
 
-async def _admitted(hub: Hub, bot: Any, name: str) -> tuple[str, int, str]:
-    """Wait for `bot` (a process) to get in as `name`, end its stream normally, and return
-    its hello name, exit status and stderr."""
+async def _until_it_tries_again(bot: Any, err: Path) -> None:
+    """Wait until `bot` (a process writing its stderr to `err`) says it is trying again: it
+    has met the refusal, however long a loaded machine took to start it (a fixed sleep
+    could end before its first try). Fails if it exits first, or after 60 s."""
+    with trio.fail_after(60):
+        while "trying again in" not in err.read_text(encoding="utf-8", errors="replace"):
+            assert bot.poll() is None, f"exit {bot.returncode} before trying again:\n" + (
+                err.read_text(encoding="utf-8", errors="replace"))
+            await trio.sleep(0.02)
+
+
+async def _admitted(hub: Hub, bot: Any, name: str, err: Path) -> tuple[str, int, str]:
+    """Wait for `bot` (a process writing its stderr to `err`) to get in as `name`, end its
+    stream normally, and return its hello name, exit status and stderr."""
     try:
         with trio.fail_after(20):
             while True:
@@ -674,12 +685,12 @@ async def _admitted(hub: Hub, bot: Any, name: str) -> tuple[str, int, str]:
                     break
                 await trio.sleep(0.05)
         await conn.close()
-        _, err = await trio.to_thread.run_sync(lambda: bot.communicate(timeout=20))
+        await trio.to_thread.run_sync(lambda: bot.wait(timeout=20))
     finally:
         if bot.poll() is None:
             bot.kill()
-            bot.communicate()
-    return conn.hello_name, bot.returncode, err
+            bot.wait()
+    return conn.hello_name, bot.returncode, err.read_text(encoding="utf-8", errors="replace")
 
 
 @pytest.mark.parametrize("kind", ["sdk", "stdio", "js"])
@@ -687,15 +698,16 @@ def test_a_bot_refused_at_the_door_tries_again_and_gets_in(
     kind: str, tmp_path: Path, js_random: list[str],
 ) -> None:
     """Refused before any welcome with TOO_MANY_CONNECTIONS (here its token already has its
-    one allowed connection, held by a raw client for 0.6 s, as when a bot restarts before
-    the referee has seen its old stream go), each client we ship says hello again after
-    0.25, 0.5, ... s and gets in, instead of exiting 1 (a launched bot that exits before it
-    connects forfeits its match)."""
+    one allowed connection, held by a raw client until the bot says it is trying again, as
+    when a bot restarts before the referee has seen its old stream go), each client we ship
+    says hello again after 0.25, 0.5, ... s and gets in, instead of exiting 1 (a launched
+    bot that exits before it connects forfeits its match)."""
     import os
     import subprocess
 
     env = {**os.environ, "ARENA_TOKEN": "tok", "ARENA_BOT_NAME": f"retry-{kind}"}
     env.pop("ARENA_TOKEN_FD", None)
+    err = tmp_path / "bot.err"
 
     async def main() -> tuple[str, int, str]:
         hub = Hub(hello_timeout=5.0, max_connections_per_token=1)
@@ -705,11 +717,12 @@ def test_a_bot_refused_at_the_door_tries_again_and_gets_in(
             holder.hello("tok")
             assert (await holder.receive()).WhichOneof("body") == "welcome"
             env["ARENA_SERVER"] = f"127.0.0.1:{server.port}"
-            bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            await trio.sleep(0.6)
+            with err.open("w") as stderr:
+                bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
+                                       stdout=subprocess.DEVNULL, stderr=stderr)
+            await _until_it_tries_again(bot, err)
             holder.close()
-            return await _admitted(hub, bot, f"retry-{kind}")
+            return await _admitted(hub, bot, f"retry-{kind}", err)
 
     name, code, err = trio.run(main)
     assert name == f"retry-{kind}", err
@@ -722,10 +735,11 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     kind: str, tmp_path: Path, js_random: list[str],
 ) -> None:
     """A launched bot (ARENA_LAUNCHED=1: no wait_for_ready) whose connection fails before
-    any message (UNAVAILABLE: here the referee's socket is not there for its first 0.6 s,
-    as when the launched bots' socket is at its connection cap because another seat holds
-    idle connections there) says hello again after a short wait and gets in, instead of
-    exiting 1 before connecting (a forfeit). Each client we ship, as a real process."""
+    any message (UNAVAILABLE: here the referee's socket is not there until the bot says it
+    is trying again, as when the launched bots' socket is at its connection cap because
+    another seat holds idle connections there) says hello again after a short wait and gets
+    in, instead of exiting 1 before connecting (a forfeit). Each client we ship, as a real
+    process."""
     import os
     import subprocess
 
@@ -733,15 +747,17 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     env = {**os.environ, "ARENA_SERVER": f"unix:{socket_path}", "ARENA_TOKEN": "tok",
            "ARENA_BOT_NAME": f"late-{kind}", "ARENA_LAUNCHED": "1"}
     env.pop("ARENA_TOKEN_FD", None)
+    err = tmp_path / "bot.err"
 
     async def main() -> tuple[str, int, str]:
-        bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        await trio.sleep(0.6)  # its first tries find no referee
+        with err.open("w") as stderr:
+            bot = subprocess.Popen(_bot_command(kind, tmp_path, js_random), env=env,
+                                   stdout=subprocess.DEVNULL, stderr=stderr)
+        await _until_it_tries_again(bot, err)  # its first tries found no referee
         hub = Hub(hello_timeout=5.0)
         hub.admit("tok", "bot")
         async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)):
-            return await _admitted(hub, bot, f"late-{kind}")
+            return await _admitted(hub, bot, f"late-{kind}", err)
 
     name, code, err = trio.run(main)
     assert name == f"late-{kind}", err
