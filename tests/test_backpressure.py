@@ -79,6 +79,10 @@ def test_pace_plays_fewer_matches_when_the_grpc_loop_lags(
                 nursery.cancel_scope.cancel()
             server._loop.call_soon_threadsafe(time.sleep, 0.08)
             await trio.sleep(0.2)
+            if host == "thread":  # a loaded machine may run the call or the probe later
+                with trio.move_on_after(30):
+                    while server._loop_lag < 0.055:
+                        await trio.sleep(0.05)
             lagged = server.take_loop_lag()
             again = server.take_loop_lag()
         return lagged, again
