@@ -114,8 +114,11 @@ postgresql:
 run: install
 	$(BIN)/arena tournament --fresh sample_bots/tournament.toml
 
+# The main pass runs over TEST_WORKERS pytest-xdist workers, one test file at a time each
+# (--dist loadfile: a file's module fixtures are built once, in one worker).
+TEST_WORKERS ?= 2
 test: test-deps kits
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadfile
 	ARENA_PURE_RULES=1 $(BIN)/python -m pytest -q $(PURE_TESTS)
 
 # The soak tests (marked `slow`) at full size: make test runs them too, in their short default

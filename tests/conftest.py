@@ -120,6 +120,22 @@ def every_replay_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     )
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (`make test` runs two workers), each worker checks the replays of
+    its own tests (its own temporary folder): it hands its counts to the controller, which
+    prints the summary line."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["replays_checked"] = dict(_checked)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:
+    """The controller adds up what each xdist worker checked."""
+    for key, value in getattr(node, "workeroutput", {}).get("replays_checked", {}).items():
+        _checked[key] += value
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _checked["files"] or _checked["format1"]:
         terminalreporter.write_line(

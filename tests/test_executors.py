@@ -49,7 +49,10 @@ from arena.tournament.executors import LocalExecutor, ProcessExecutor, choose_ex
 
 NAME = "spread"
 VARIANTS = ("argentine-1v1",)
-GAMES = 6
+# Two duplicate pairs: the first match of each starts at once, its twin when it ends, so a
+# worker is busy from the first decision to the last store (the kill and Ctrl-C tests need
+# one caught mid-match, and matches left to play after it).
+GAMES = 4
 # pondering.py thinks 15 ms a decision: matches last long enough to be caught in flight.
 BOTS = {
     "slow": python_bot(TEST_BOTS / "pondering.py", "15"),

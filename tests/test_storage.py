@@ -90,8 +90,10 @@ def test_a_database_locked_by_another_process_pauses_storing_but_not_the_matches
     frozen: matches keep finishing while the lock is held (their finished_at falls inside
     the lock window); the console says storing paused and resumed, the log has a
     `storage_paused` warning; once the lock is released every match is stored (one row and
-    one replay per match) and the run exits 0."""
-    games = 30
+    one replay per match) and the run exits 0. (12 matches, two at a time: the lock is taken
+    once the first is stored, with ten or more still to play, so at least two end inside the
+    6 s window however fast the machine; the test asserts both.)"""
+    games = 12
     config = write_config(
         tmp_path, name="locked", bots=BOTS, variants=["argentine-1v1"], games=games,
         concurrency=2, extra="\n[storage]\nbusy_timeout_ms = 200\nretry_ms = 120000\n",
