@@ -42,3 +42,20 @@ def test_rules_submodules_import_alone() -> None:
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
         )
         assert json.loads(done.stdout) == [], name
+
+
+def test_the_command_line_imports_no_optional_driver_until_it_needs_one() -> None:
+    """`import arena.cli` (every `arena` command) in a fresh interpreter leaves the optional
+    PostgreSQL driver (psycopg) and Ray unimported: they load only when a PostgreSQL URL is
+    opened or the Ray executor chosen. (Asking for psycopg's error classes at import time
+    cost every command ~150 ms of its ~800, in this suite's hundred-odd `arena` runs too.)"""
+    code = (
+        "import json, sys\n"
+        "import arena.cli\n"
+        "print(json.dumps(sorted(m for m in sys.modules\n"
+        "    if m.split('.')[0] in ('psycopg', 'psycopg_binary', 'ray'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(done.stdout) == []

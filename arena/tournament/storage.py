@@ -33,9 +33,16 @@ from arena.tournament.store import Store
 
 log = structlog.get_logger("arena.storage")
 
-_STORE_ERRORS: tuple[type[Exception], ...] = (OSError, *driver_errors())
 
-_RECONNECT_ERRORS: tuple[type[Exception], ...] = (ArenaError, *_STORE_ERRORS)
+def _store_errors() -> tuple[type[Exception], ...]:
+    """What a store operation may raise that storage rides out (read when one is raised: the
+    PostgreSQL driver's classes exist only once a PostgreSQL URL was opened)."""
+    return (OSError, *driver_errors())
+
+
+def _reconnect_errors() -> tuple[type[Exception], ...]:
+    return (ArenaError, *_store_errors())
+
 
 BACKOFF_S = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0)  # then 2 s between attempts
 
@@ -145,7 +152,7 @@ class StorageWorker:
         while True:
             try:
                 await trio.to_thread.run_sync(self._write, job)
-            except _STORE_ERRORS as exc:
+            except _store_errors() as exc:
                 why = transient(exc)
                 now = time.monotonic()
                 first_failure = now if first_failure is None else first_failure
@@ -184,7 +191,7 @@ class StorageWorker:
         """After a lost connection: a new one (a failure is left to the next attempt)."""
         try:
             self.store.reconnect()
-        except _RECONNECT_ERRORS as exc:
+        except _reconnect_errors() as exc:
             log.warning("storage_reconnect_failed", error=" ".join(str(exc).split()),
                         database=describe(self.store.path))
 

@@ -70,10 +70,9 @@ class Database:
         where = backend.describe(self.target)
         if not backend.is_url(self.target) and not self.path.is_file():
             raise DatabaseError(f"database: {where} does not exist")
-        errors = backend.driver_errors()
         try:
             db = backend.open_backend(self.target, busy_timeout=10, read_only=True)
-        except errors as exc:
+        except backend.driver_errors() as exc:  # read as raised: psycopg's once imported
             raise DatabaseError(f"database: cannot open {where}: {exc}") from None
         try:
             version = backend.check_version(db, "store", SCHEMA_VERSION)  # newer: refused
@@ -83,7 +82,7 @@ class Database:
                     f"{SCHEMA_VERSION}: open it once with a writing command (`arena standings`, "
                     "`arena web` migrates it at start)")
             yield db
-        except errors as exc:
+        except backend.driver_errors() as exc:  # read as raised: psycopg's once imported
             raise DatabaseError(f"database: cannot read {where}: {' '.join(str(exc).split())}"
                                 ) from None
         finally:
