@@ -424,8 +424,9 @@ def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
     `max_pending` silent streams (each on a connection of its own: a connection holds two) to
     the socket it shares with its opponent and opens another whenever one is closed, then
     plays; its opponent starts 1.5 s later (late_start.py,
-    below the SDK: no retry). Every match is played out (no forfeit, no fault), and the
-    flood's streams were closed for newcomers (RESOURCE_EXHAUSTED). Before, a full door
+    below the SDK: no retry). The opponent never forfeits nor faults (the flooder may lose
+    a match by its own flood, and at least one is played out), and the flood's streams were
+    closed for newcomers (RESOURCE_EXHAUSTED). Before, a full door
     refused the opponent: it never connected and forfeited every match to the flooder."""
     dumps = tmp_path / "told"
     dumps.mkdir()
@@ -446,9 +447,15 @@ def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
     rows = stored_matches(tmp_path / "arena.db")
     assert len(rows) == 2, rows
     for row in rows:
-        assert row["termination"] == "normal", row
-        assert row["faulty_bot"] is None, row
-        assert row["decisions"] > 0, row
+        # The flooder may lose by its own flood (its own hello refused at the door it keeps
+        # full: "doorfill exited with code 0 before connecting", seen once in a fresh-clone
+        # run); its opponent never forfeits nor faults.
+        assert row["termination"] == "normal" or row["faulty_bot"] == "doorfill", (
+            row["termination"], row["faulty_bot"], row["detail"])
+    assert any(row["termination"] == "normal" and row["faulty_bot"] is None
+               and row["decisions"] > 0 for row in rows), rows
+    assert not any(row["strikes"] and json.loads(row["strikes"])[
+        0 if row["bot0"] == "late" else 1] for row in rows), rows
     told = Counter[str]()
     for path in dumps.iterdir():
         told.update(path.read_text(encoding="utf-8").splitlines())
