@@ -21,7 +21,8 @@ from arena.v1 import arena_pb2 as pb
 from arena.v1 import arena_pb2_grpc as pb_grpc
 
 HOSTS = ("thread", "pump")
-"""Where the gRPC loop runs (`arena.rpc.bridge.HOST_ENV`): each test runs with both."""
+"""Where the gRPC loop runs (`arena.rpc.bridge.HOST_ENV`): the tests marked with it run with
+both (the stalled-referee test only on the thread: the pump still charges stalls)."""
 
 
 def _instant_bot(port: int, token: str, stop: threading.Event, delay_s: float = 0.0) -> None:
