@@ -162,6 +162,24 @@ def stored_matches(database: Path) -> list[dict[str, Any]]:
         return [dict(row) for row in rows]
 
 
+def against_random(
+    tmp_path: Path, name: str, command: list[str], *, decision_ms: int,
+) -> list[dict[str, Any]]:
+    """Two one-chico matches (argentine-1v1 to 15, both at once) of the launched bot
+    `command`, called `name`, against the random sample bot, played by a real `arena
+    tournament` in `tmp_path`; returns the stored rows (two, asserted). Logs land in
+    tmp_path/logs/<name>.jsonl. The set-up of the tests that send a hostile bot in."""
+    bots = {name: command, "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
+    config = write_config(tmp_path, name=name, bots=bots, variants=["argentine-1v1"],
+                          options={"argentine-1v1": {"target": 15, "chicos": 1}},
+                          games=2, concurrency=2, decision_ms=decision_ms)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 2, rows
+    return rows
+
+
 def safe(text: str) -> str:
     """How the runner turns a tournament name or match id into a file name: a readable
     prefix and a hash of the exact text (runner.file_stem)."""

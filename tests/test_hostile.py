@@ -52,6 +52,7 @@ from test_e2e_support import (
     CLI_TIMEOUT,
     SAMPLE_BOTS,
     TEST_BOTS,
+    against_random,
     arena,
     bot_cmd,
     expected_ids,
@@ -473,14 +474,7 @@ def test_a_launched_bot_holding_connections_by_the_hundred_is_killed_and_charged
     every second: past `[limits] sockets` (64) it kills the seat, which loses its match (a
     forfeit: killed before it connected; a disconnect had it been playing); its opponent is
     never charged, and the log says why (`seat_socket_flood`)."""
-    bots = {"jammer": bot_cmd("hostile_jammer"),
-            "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
-    config = write_config(tmp_path, name="jammer", bots=bots, variants=["argentine-1v1"],
-                          options=OPTIONS, games=2, concurrency=2, decision_ms=DECISION_MS)
-    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
-    assert run.returncode == 0, explain(run)
-    rows = stored_matches(tmp_path / "arena.db")
-    assert len(rows) == 2, rows
+    rows = against_random(tmp_path, "jammer", bot_cmd("hostile_jammer"), decision_ms=DECISION_MS)
     for row in rows:
         assert row["faulty_bot"] == "jammer", row
         assert row["termination"] in ("disconnect", "forfeit"), row

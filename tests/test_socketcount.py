@@ -22,21 +22,15 @@ from typing import Any
 import pytest
 import trio
 from test_e2e_support import (
-    SAMPLE_BOTS,
     TEST_BOTS,
-    arena,
+    against_random,
     bot_cmd,
-    explain,
-    python_bot,
-    stored_matches,
-    write_config,
 )
 
 from arena.tournament.launcher import BotLimits, SeatProcess
 from arena.tournament.sandbox import Sandbox
 from arena.tournament.socketcount import DESCRIPTOR_BUDGET, SocketCounter
 
-OPTIONS = {"argentine-1v1": {"target": 15, "chicos": 1}}
 DECISION_MS = 1000
 # What one count of a sandboxed seat may cost the referee's thread, in CPU (not wall-clock):
 # two reads of a few hundred bytes take tens of microseconds. The readlink of every
@@ -59,15 +53,8 @@ def test_a_bot_forking_idle_processes_full_of_descriptors_costs_the_referee_noth
     (`seat_sockets_counted`, CPU time of the thread that counted) says every count of every
     seat was counted in the seat's network namespace and cost at most `COUNT_CPU_MS`; the
     bomb is not killed (it holds one socket) and its matches end normally."""
-    bots = {"fdbomb": [*bot_cmd("hostile_fdbomb"), "--procs", "120", "--depth", "1800",
-                       "--pause", "0.1"],
-            "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
-    config = write_config(tmp_path, name="fdbomb", bots=bots, variants=["argentine-1v1"],
-                          options=OPTIONS, games=2, concurrency=2, decision_ms=DECISION_MS)
-    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
-    assert run.returncode == 0, explain(run)
-    rows = stored_matches(tmp_path / "arena.db")
-    assert len(rows) == 2, rows
+    bomb = [*bot_cmd("hostile_fdbomb"), "--procs", "120", "--depth", "1800", "--pause", "0.1"]
+    rows = against_random(tmp_path, "fdbomb", bomb, decision_ms=DECISION_MS)
     assert all(row["termination"] == "normal" for row in rows), rows
     log_file = tmp_path / "logs" / "fdbomb.jsonl"
     assert _events(log_file, "seat_socket_flood") == []
@@ -94,18 +81,12 @@ def test_a_jammer_hiding_its_connections_is_still_killed(tmp_path: Path, trick: 
     of its sandbox's namespace (bwrap --disable-userns refuses it). Both are killed
     (`seat_socket_flood`) and lose every match. (Before, a count of descriptors saw the
     stashed jammer hold 2 sockets and let it play.)"""
-    bots = {"jammer": [*bot_cmd("hostile_jammer"), trick],
-            "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
-    config = write_config(tmp_path, name="hide", bots=bots, variants=["argentine-1v1"],
-                          options=OPTIONS, games=2, concurrency=2, decision_ms=DECISION_MS)
-    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
-    assert run.returncode == 0, explain(run)
-    rows = stored_matches(tmp_path / "arena.db")
-    assert len(rows) == 2, rows
+    rows = against_random(tmp_path, "jammer", [*bot_cmd("hostile_jammer"), trick],
+                          decision_ms=DECISION_MS)
     for row in rows:
         assert row["faulty_bot"] == "jammer", row
         assert row["termination"] in ("disconnect", "forfeit"), row
-    floods = _events(tmp_path / "logs" / "hide.jsonl", "seat_socket_flood")
+    floods = _events(tmp_path / "logs" / "jammer.jsonl", "seat_socket_flood")
     assert len(floods) == 2, floods
     assert all(e["sockets"] > e["most"] == 64 and e["how"] == "netns" for e in floods), floods
     if trick == "--nested":
