@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import socket
 import sqlite3
 import time
 import urllib.request
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+import trio
 from test_e2e_support import TEST_BOTS, arena, python_bot, tournament_with_web
 from web_support import (
     BOTS,
@@ -341,3 +343,137 @@ def test_a_tournament_not_on_a_terminal_logs_a_line_per_match_with_an_eta(played
         assert (m.group(6), m.group(9)) == (row["bot0"], row["bot1"])
         assert (int(m.group(7)), int(m.group(8))) == (row["points0"], row["points1"])
     assert lines[-1].endswith("ETA 0 s")
+
+
+def _unfinished_copy(played: Path, tmp_path: Path) -> Path:
+    """`played` with its tournament marked as still running: its event stream stays open."""
+    database = tmp_path / "running.db"
+    shutil.copy(played, database)
+    with closing(sqlite3.connect(database)) as db, db:
+        db.execute("UPDATE tournaments SET finished_at = NULL")
+    return database
+
+
+def _open_stream(base: str, path: str, source: str = "127.0.0.1") -> tuple[socket.socket, int]:
+    """A raw HTTP/1.1 GET of `path` from the local address `source` (any 127.x.y.z is this
+    machine): the socket, still open, and the status code."""
+    sock, status, _ = _request(base, path, source)
+    return sock, status
+
+
+def _refusal(base: str, path: str, source: str = "127.0.0.1") -> tuple[int, str]:
+    """The status and whole response of a GET the server refuses (and then closes)."""
+    sock, status, text = _request(base, path, source)
+    with sock:
+        while b"}" not in text:  # the JSON reason
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            text += chunk
+    return status, text.decode(errors="replace")
+
+
+def _request(base: str, path: str, source: str) -> tuple[socket.socket, int, bytes]:
+    host, port = base.removeprefix("http://").rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=30, source_address=(source, 0))
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
+    head = b""
+    while b"\r\n" not in head:
+        chunk = sock.recv(4096)
+        if not chunk:
+            break
+        head += chunk
+    return sock, int(head.split(b" ", 2)[1]), head
+
+
+def test_a_visitor_holds_a_bounded_number_of_event_streams(played: Path, tmp_path: Path) -> None:
+    """A hostile review (round 4) held 300 idle event streams of a running tournament open
+    from one client, at no cost to itself; the process serving them (the referee, with
+    `--web`) spent 35 s of CPU on them and honest bots lost by timeout. Now, from a raw HTTP
+    client: one client (one host) holds at most 8 streams (the 9th is refused at once with
+    429 and a one-line JSON reason), the server at most 64 in all (every further client,
+    here other 127.x addresses, gets 503), and a closed stream frees its place."""
+    with web_server(_unfinished_copy(played, tmp_path)) as base:
+        path = f"/api/t/{NAME}/events"
+        held = []
+        try:
+            for _ in range(8):
+                sock, status = _open_stream(base, path)
+                held.append(sock)
+                assert status == 200, status
+            status, body = _refusal(base, path)
+            assert status == 429, status
+            assert "at most 8 open from one client" in body, body
+            for n in range(2, 9):  # 7 more hosts x 8: 64 in all
+                for _ in range(8):
+                    sock, status = _open_stream(base, path, f"127.0.0.{n}")
+                    held.append(sock)
+                    assert status == 200, (n, status)
+            status, body = _refusal(base, path, "127.0.0.9")
+            assert status == 503, status
+            assert "at most 64 open on this server" in body, body
+            held.pop().close()  # one of 127.0.0.8's: a place for someone else again
+            for _ in range(100):
+                sock, status = _open_stream(base, path, "127.0.0.9")
+                if status == 200:
+                    break
+                sock.close()
+                time.sleep(0.1)
+            assert status == 200, status
+            held.append(sock)
+        finally:
+            for sock in held:
+                sock.close()
+
+
+def test_a_visitor_asking_too_fast_is_told_to_slow_down(played: Path, tmp_path: Path) -> None:
+    """Requests of one client beyond a burst of 100 at 20 a second are answered at once with
+    429 (a `Retry-After` and a one-line reason), without the page's work; another client is
+    served meanwhile."""
+    with web_server(played) as base:
+        statuses = []
+        for _ in range(160):
+            sock, status = _open_stream(base, f"/api/t/{NAME}")
+            sock.close()
+            statuses.append(status)
+        assert statuses[0] == 200
+        assert 429 in statuses, statuses
+        assert statuses.count(200) < 150, statuses
+        sock, status = _open_stream(base, f"/api/t/{NAME}", "127.0.0.2")
+        sock.close()
+        assert status == 200, status
+        status, body = get(f"{base}/api/t/{NAME}")
+        if status == 429:
+            assert "at most 20 a second from one client" in body, body
+
+
+def test_every_stream_of_a_tournament_shares_one_snapshot_a_poll() -> None:
+    """`_Latest`: 40 event streams asking for a tournament's snapshot at once cause one
+    computation (in a worker thread), shared while it is younger than max_age; then one
+    more (a hostile review held 300 streams and each cost a snapshot a second)."""
+    from arena.web.app import _Latest
+
+    calls = []
+
+    def compute(name: str) -> dict[str, Any]:
+        calls.append(name)
+        time.sleep(0.05)  # a database read
+        return {"name": name, "n": len(calls)}
+
+    latest = _Latest(compute, max_age=0.5)
+    got: list[dict[str, Any]] = []
+
+    async def main() -> None:
+        async def one() -> None:
+            got.append(await latest.get("cup"))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(40):
+                nursery.start_soon(one)
+        assert calls == ["cup"]
+        await trio.sleep(0.6)
+        got.append(await latest.get("cup"))
+
+    trio.run(main)
+    assert calls == ["cup", "cup"]
+    assert [g["n"] for g in got] == [1] * 40 + [2]

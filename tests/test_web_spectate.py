@@ -81,3 +81,39 @@ def test_spectators_see_the_table_delay_s_late() -> None:
     assert [h["match_id"] for h in watch.running()] == ["m1"]
     now[0] = 13.1
     assert watch.running() == []
+
+
+def test_a_state_shown_is_the_newest_one_delay_s_old_at_any_time() -> None:
+    """`state` finds the shown state by bisection (every open live page asks at every
+    sample); checked against the plain definition — the newest state seen at or before
+    now - delay_s — at random times over a match of 300 recorded states, and the event text
+    of a state is made once however many pages ask for it."""
+    rng = random.Random(7)
+    now = [0.0]
+    match = Match("argentine-1v1", {"target": 30}, seed=11)
+    live = {"m1": (("a", "b"), match)}
+    watch = Spectators(lambda: live, 2.5, clock=lambda: now[0])
+    seen: list[tuple[float, dict[str, object]]] = []
+    while len(seen) < 300 and not match.is_over:
+        watch.sample()
+        if not seen or seen[-1][1] != public_state(match):
+            seen.append((now[0], public_state(match)))
+        match.apply(rng.choice(match.legal_actions()))
+        now[0] += rng.choice([0.0, 0.05, 0.2, 1.0])
+    assert len(seen) > 50
+    for _ in range(500):
+        now[0] = rng.uniform(-1.0, seen[-1][0] + 5.0)
+        want = [state for at, state in seen if at <= now[0] - 2.5]
+        got = watch.state("m1")
+        if not want:
+            assert got is None
+            continue
+        assert got is not None
+        assert got[2] == want[-1]
+    now[0] = seen[-1][0] + 5.0
+    first = watch.event("m1")
+    again = watch.event("m1")
+    assert first is not None
+    assert again is not None
+    assert first[1] is again[1]  # the same text object: made once
+    assert json.loads(first[1].split("data: ", 1)[1])["state"] == seen[-1][1]

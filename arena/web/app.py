@@ -31,14 +31,40 @@ from starlette.staticfiles import StaticFiles
 from arena.errors import ReplayMismatchError
 from arena.replay import load_replay
 from arena.tournament.backend import Target, describe
-from arena.web import pages, replaydata, spectate
+from arena.web import pages, replaydata
 from arena.web.data import TERMINATIONS, Database, DatabaseError, bot_stats
+from arena.web.limits import ClientLimits, WebLimits
 from arena.web.spectate import Spectators
 
 STATIC = Path(__file__).parent / "static"
 POLL_S = 1.0  # how often the live feed looks for new match rows
 
 log = structlog.get_logger("arena.web")
+
+
+class _Latest:
+    """`compute(key)` (blocking: run in a worker thread) at most once at a time per key, its
+    result shared by every caller for `max_age` seconds: a tournament's feed costs one
+    snapshot a poll however many pages stream it."""
+
+    def __init__(self, compute: Callable[[str], dict[str, Any]], max_age: float) -> None:
+        self.compute = compute
+        self.max_age = max_age
+        self._kept: dict[str, tuple[float, dict[str, Any]]] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+
+    async def get(self, key: str) -> dict[str, Any]:
+        kept = self._kept.get(key)
+        if kept is not None and anyio.current_time() - kept[0] < self.max_age:
+            return kept[1]
+        lock = self._locks.setdefault(key, anyio.Lock())
+        async with lock:  # the callers that came meanwhile share this one computation
+            kept = self._kept.get(key)
+            if kept is not None and anyio.current_time() - kept[0] < self.max_age:
+                return kept[1]
+            value = await anyio.to_thread.run_sync(self.compute, key)
+            self._kept[key] = (anyio.current_time(), value)
+            return value
 
 
 @lru_cache(maxsize=64)
@@ -48,10 +74,11 @@ def _steps(path: str, mtime: float, seat: int | None) -> tuple[dict[str, Any], l
 
 
 def create_app(
-    database: Target, *, poll_s: float = POLL_S, spectators: Spectators | None = None
-) -> Starlette:
+    database: Target, *, poll_s: float = POLL_S, spectators: Spectators | None = None,
+    limits: WebLimits | None = None,
+) -> ClientLimits:
     """The web app over `database` (read-only); with `spectators`, also the live matches of
-    the tournament playing in this process."""
+    the tournament playing in this process; each client held to `limits`."""
     db = Database(database)
 
     def html(title: str, body: str, scripts: tuple[str, ...] = (), status: int = 200) -> Response:
@@ -147,9 +174,11 @@ def create_app(
     def tournament_api(request: Request) -> Response:
         return JSONResponse(snapshot(request.path_params["name"]))
 
+    latest = _Latest(snapshot, max_age=0.9 * poll_s)
+
     async def events(request: Request) -> Response:
         name = request.path_params["name"]
-        first = await anyio.to_thread.run_sync(snapshot, name)  # 404 before streaming
+        first = await latest.get(name)  # 404 before streaming
 
         async def feed() -> AsyncIterator[str]:
             data, last = first, None
@@ -163,7 +192,7 @@ def create_app(
                 else:
                     yield ": still here\n\n"  # a comment: notices a closed connection
                 await anyio.sleep(poll_s)
-                data = await anyio.to_thread.run_sync(snapshot, name)
+                data = await latest.get(name)
 
         return StreamingResponse(feed(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store"})
@@ -202,16 +231,16 @@ def create_app(
             watch.viewers[match_id] += 1  # the tournament's workers send its moves
             try:
                 while True:
-                    got = watch.state(match_id)
+                    got = watch.event(match_id)
                     if got is None:
                         return
-                    header, number, state = got
+                    number, text, over = got
                     if number != last:
                         last = number
-                        yield spectate.event_text(header, number, state)
-                        if state["over"]:
+                        yield text
+                        if over:
                             return
-                    await anyio.sleep(spectate.SAMPLE_S)
+                    await watch.next_sample()
             finally:
                 watch.viewers[match_id] -= 1
                 if watch.viewers[match_id] <= 0:
@@ -251,8 +280,9 @@ def create_app(
         Route("/api/live/{id}/events", live_events),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
-    return Starlette(routes=routes, exception_handlers={
+    app = Starlette(routes=routes, exception_handlers={
         HTTPException: http_error, DatabaseError: db_error, Exception: crash})
+    return ClientLimits(app, limits or WebLimits())
 
 
 async def serve(

@@ -10,6 +10,7 @@ hands out the newest one at least `delay_s` old.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from collections import Counter, deque
@@ -44,6 +45,7 @@ class _Feed:
     states: deque[tuple[float, int, dict[str, Any]]] = field(
         default_factory=lambda: deque(maxlen=KEEP))
     ended: float = math.inf  # when the match left the live map
+    text: tuple[int, str] = (-1, "")  # the last event text made, by state number
 
 
 class Spectators:
@@ -56,6 +58,7 @@ class Spectators:
         self.clock = clock
         self.feeds: dict[str, _Feed] = {}
         self.viewers: Counter[str] = Counter()  # match id -> live pages streaming it now
+        self._sampled = trio.Event()
 
     def wanted(self) -> set[str] | None:
         """The matches a live page streams now (None: every match, with a delay: each
@@ -97,17 +100,36 @@ class Spectators:
         if feed is None:
             return None
         cutoff = self.clock() - self.delay_s
-        shown = None
-        for seen, number, state in feed.states:
-            if seen > cutoff:
-                break
-            shown = (number, state)
-        return None if shown is None else (feed.header, *shown)
+        # The states are in the order seen: the newest at or before the cutoff, by bisection
+        # (every open live page asks for it at every sample).
+        at = bisect.bisect_right(feed.states, cutoff, key=lambda kept: kept[0])
+        if at == 0:
+            return None
+        _, number, state = feed.states[at - 1]
+        return feed.header, number, state
+
+    def event(self, match_id: str) -> tuple[int, str, bool] | None:
+        """(number, event text, over): `state(match_id)` as one server-sent event, made once
+        per state however many pages stream it."""
+        got = self.state(match_id)
+        if got is None:
+            return None
+        header, number, state = got
+        feed = self.feeds[match_id]
+        if feed.text[0] != number:
+            feed.text = (number, event_text(header, number, state))
+        return number, feed.text[1], bool(state["over"])
+
+    async def next_sample(self) -> None:
+        """Wait until the live matches have been looked at again (`run`)."""
+        await self._sampled.wait()
 
     async def run(self) -> None:
         """Sample forever (a task of the web server's nursery)."""
         while True:
             self.sample()
+            self._sampled.set()  # every live page waiting looks once
+            self._sampled = trio.Event()
             await trio.sleep(SAMPLE_S)
 
 

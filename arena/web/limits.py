@@ -1,0 +1,120 @@
+"""What one web visitor may cost the process that serves the pages: an ASGI middleware.
+
+`arena tournament --web` serves its pages from the referee's own process and trio loop, and a
+visitor needs no token: a hostile review (round 4, "web_sse_amplify") held 300 idle event
+streams open from one client and the referee spent 35-66 s of CPU on them where the whole
+tournament took 1.7 s; honest bots lost matches by timeout. So a client (the host of its TCP
+peer) gets a bounded number of requests a second and of event streams open at once, and the
+server a bounded number of event streams in all; past a bound a request is answered at once
+with 429 (or 503 for the server-wide bound) and one line saying which bound it met. Behind a
+reverse proxy every visitor is the proxy's host: give the proxy its own limits.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+App = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+log = structlog.get_logger("arena.web")
+
+
+@dataclass(frozen=True)
+class WebLimits:
+    """The bounds. A browser opens one page, a few static files and one event stream per tab."""
+
+    requests_per_s: float = 20.0  # a client's requests a second, on average...
+    burst: int = 100  # ...with this many at once (a page and its files, a few tabs)
+    streams_per_client: int = 8  # event streams (`/api/.../events`) one client holds open
+    streams_in_all: int = 64  # event streams the server holds open, every client together
+    clients_kept: int = 4096  # request buckets remembered before the full ones are dropped
+
+
+def is_stream(path: str) -> bool:
+    """Whether `path` is one of the app's server-sent event streams."""
+    return path.startswith("/api/") and path.endswith("/events")
+
+
+class ClientLimits:
+    """`app` behind `limits` (see the module docstring)."""
+
+    def __init__(self, app: App, limits: WebLimits = WebLimits(),
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.app = app
+        self.limits = limits
+        self.clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (allowance, when)
+        self.streams: Counter[str] = Counter()  # client -> event streams open now
+        self.open_streams = 0
+        self.refused = 0
+
+    def _allow_request(self, client: str) -> bool:
+        now, limits = self.clock(), self.limits
+        allowance, then = self._buckets.get(client, (float(limits.burst), now))
+        allowance = min(float(limits.burst), allowance + (now - then) * limits.requests_per_s)
+        if len(self._buckets) >= limits.clients_kept:  # forget the buckets that are full again
+            full = limits.burst / limits.requests_per_s
+            self._buckets = {c: b for c, b in self._buckets.items() if now - b[1] < full}
+        if allowance < 1:
+            self._buckets[client] = (allowance, now)
+            return False
+        self._buckets[client] = (allowance - 1, now)
+        return True
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        peer = scope.get("client")
+        client = str(peer[0]) if peer else "?"
+        path = str(scope.get("path", ""))
+        limits = self.limits
+        if not self._allow_request(client):
+            await self._refuse(send, client, path, 429,
+                               f"too many requests: at most {limits.requests_per_s:g} a second "
+                               f"from one client")
+            return
+        if not is_stream(path):
+            await self.app(scope, receive, send)
+            return
+        if self.streams[client] >= limits.streams_per_client:
+            await self._refuse(send, client, path, 429,
+                               f"too many event streams: at most {limits.streams_per_client} "
+                               f"open from one client")
+            return
+        if self.open_streams >= limits.streams_in_all:
+            await self._refuse(send, client, path, 503,
+                               f"too many event streams: at most {limits.streams_in_all} open "
+                               f"on this server")
+            return
+        self.streams[client] += 1
+        self.open_streams += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.open_streams -= 1
+            self.streams[client] -= 1
+            if self.streams[client] <= 0:
+                del self.streams[client]
+
+    async def _refuse(self, send: Send, client: str, path: str, status: int, why: str) -> None:
+        self.refused += 1
+        if self.refused & (self.refused - 1) == 0:  # the 1st, 2nd, 4th, 8th... refusal
+            log.warning("web_client_limited", client=client, path=path, status=status,
+                        detail=why, refused=self.refused)
+        body = json.dumps({"error": why}).encode()
+        await send({"type": "http.response.start", "status": status, "headers": [
+            (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+            (b"retry-after", b"1"), (b"cache-control", b"no-store")]})
+        await send({"type": "http.response.body", "body": body})
