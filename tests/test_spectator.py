@@ -547,3 +547,55 @@ def test_the_launched_bots_socket_serves_no_spectator(tmp_path: Path) -> None:
         assert code == grpc.StatusCode.PERMISSION_DENIED
         assert "listen address" in details
     assert [m.match_id for m in listed.matches] == ["t:m"]
+
+
+def test_watchers_are_bounded_per_host_and_in_all(tmp_path: Path) -> None:
+    """A hostile review (round 4) opened 1,000 `Watch("")` streams with no token (250
+    connections x 4, within the per-connection caps) and honest bots of 5 matches in 6 lost
+    by timeout. From a raw-stub client over a real port: one host holds at most
+    `WATCHERS_PER_HOST` (8) watchers, each served its first update; the next is refused at
+    once (RESOURCE_EXHAUSTED, saying the bound) and the refusal logged; and the feed admits at
+    most `WATCHERS_IN_ALL` (64) from every host together (here hosts given to `subscribe`
+    directly: a test client has one address)."""
+    match = Match("argentine-1v1", SHORT, seed=3)
+    feed = SpectatorFeed(lambda: {"t:m": (("a", "b"), match)})
+
+    async def main() -> tuple[list[Any], Any]:
+        feed.sample()
+        async with serve_referee(Hub(), "127.0.0.1:0", spectators=feed) as server:
+
+            def test() -> tuple[list[Any], Any]:
+                # separate connections (4 streams at most on one), one host
+                channels = [grpc.insecure_channel(f"127.0.0.1:{server.port}", options=[
+                    ("grpc.use_local_subchannel_pool", 1), ("arena.test.channel", i)])
+                    for i in range(3)]
+                try:
+                    streams = [pb_grpc.SpectatorStub(channels[i % 3]).Watch(
+                        pb.WatchRequest(match_id=""), timeout=30) for i in range(8)]
+                    firsts = [next(stream) for stream in streams]
+                    with pytest.raises(grpc.RpcError) as refused:
+                        next(pb_grpc.SpectatorStub(channels[0]).Watch(
+                            pb.WatchRequest(match_id="t:m"), timeout=30))
+                    for stream in streams:
+                        stream.cancel()
+                    return firsts, refused.value
+                finally:
+                    for channel in channels:
+                        channel.close()
+
+            return await trio.to_thread.run_sync(test)
+
+    with capture_logs() as logs:
+        firsts, refused = trio.run(main)
+    assert [u.match.match_id for u in firsts] == ["t:m"] * 8
+    assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "at most 8 at once from one host" in refused.details()
+    assert [e["refused"] for e in logs if e["event"] == "spectator_refused"] == [1]
+    loop = asyncio.new_event_loop()
+    try:
+        fresh = SpectatorFeed(lambda: {})
+        admitted = [fresh.subscribe("", loop, f"ipv4:10.0.0.{n}") for n in range(70)]
+    finally:
+        loop.close()
+    assert sum(not isinstance(w, str) for w in admitted) == spectator.WATCHERS_IN_ALL
+    assert admitted[-1] == "watchers: at most 64 at once on this referee"

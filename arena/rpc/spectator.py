@@ -9,16 +9,20 @@ Two halves, one per thread (docs/ARCHITECTURE.md "Threads and tasks"):
   (`[spectators] delay_s`), then released to every watcher. The feed only reads the
   matches: the referee never waits for it, nor for any watcher.
 * `SpectatorService` (the gRPC thread's asyncio loop): `ListMatches` and `Watch`. Each
-  watcher has a bounded queue (`buffer` updates); the feed hands released updates over with
-  `loop.call_soon_threadsafe` (one hop per watcher per look, never blocking), and a watcher
-  that stops reading — its queue over `buffer` and nothing written to it for `STALL_S`, or
-  its queue over `HARD_LIMIT` buffers — is dropped: its stream ends with
-  RESOURCE_EXHAUSTED, and nothing else notices.
+  watcher has a bounded queue (`buffer` updates); the feed serializes each released update
+  once (trio thread) and hands the bytes over with one `loop.call_soon_threadsafe` per look
+  (never blocking), and a watcher that stops reading — its queue over `buffer` and nothing
+  written to it for `STALL_S`, or its queue over `HARD_LIMIT` buffers — is dropped: its
+  stream ends with RESOURCE_EXHAUSTED, and nothing else notices.
 
 Who may watch: anyone who can reach the referee's address, unless `[spectators] token` is
 set; then every request must carry it (compared in constant time), else UNAUTHENTICATED.
 Never through the unix socket bound into launched bots' sandboxes (PERMISSION_DENIED): a
-bot would watch matches live, its duplicate pair's twin among them.
+bot would watch matches live, its duplicate pair's twin among them. At most
+`WATCHERS_PER_HOST` watchers from one host and `WATCHERS_IN_ALL` in all (RESOURCE_EXHAUSTED
+beyond): a hostile review (round 4) opened 1,000 watchers of every match with no token, and
+honest bots of 5 matches in 6 lost by timeout (each update went out 1,000 times, a hop, a
+serialization and a write each, on the thread whose GIL the referee needs).
 """
 
 from __future__ import annotations
@@ -49,8 +53,19 @@ SAMPLE_S = 0.05  # how often the live matches are looked at (while watched, or d
 BUFFER = 256  # updates a watcher may leave unread before it is dropped (if it stalled)
 STALL_S = 1.0  # how long a watcher over its buffer may write nothing before it is dropped
 HARD_LIMIT = 4  # a watcher over this many buffers is dropped at once
+WATCHERS_IN_ALL = 64  # Watch streams open at once, every client together
+WATCHERS_PER_HOST = 8  # ... and from one host (a program watches "" for every match)
 
 Entry = tuple[tuple[str, ...], Match]  # the bot at each seat, and the match being played
+
+
+@dataclass(frozen=True)
+class _Released:
+    """An update as watchers get it: serialized once, however many watch."""
+
+    match_id: str
+    ended: bool
+    data: bytes
 Live = Callable[[], Mapping[str, Entry]]
 
 log = structlog.get_logger("arena.spectator")
@@ -94,7 +109,8 @@ class _Watcher:
     match_id: str  # "" for every match
     loop: asyncio.AbstractEventLoop
     buffer: int
-    queue: deque[pb.SpectatorUpdate] = field(default_factory=deque)
+    host: str = ""  # the client's host (its peer without the port)
+    queue: deque[_Released] = field(default_factory=deque)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     dropped: bool = False
     closed: bool = False  # the feed stopped: end the stream once the queue is written
@@ -102,10 +118,10 @@ class _Watcher:
     over: tuple[float, int] | None = None  # since when the queue is over `buffer`, at `written`
     task: asyncio.Task[Any] | None = None
 
-    def wants(self, update: pb.SpectatorUpdate) -> bool:
-        return not self.match_id or update.match.match_id == self.match_id
+    def wants(self, update: _Released) -> bool:
+        return not self.match_id or update.match_id == self.match_id
 
-    def offer(self, updates: Iterable[pb.SpectatorUpdate]) -> None:
+    def offer(self, updates: Iterable[_Released]) -> None:
         """Queue the updates this watcher wants; drop the watcher when it stopped reading:
         its queue over `buffer` with nothing written to it for `STALL_S`, or over
         `HARD_LIMIT` times `buffer` whatever it does.
@@ -155,7 +171,7 @@ class SpectatorFeed:
         # Shared with the gRPC thread, under the lock: the newest released update of every
         # match not yet ended (for ListMatches and for a watcher that joins), the watchers.
         self._lock = threading.Lock()
-        self._latest: dict[str, pb.SpectatorUpdate] = {}
+        self._latest: dict[str, tuple[pb.SpectatorUpdate, _Released]] = {}
         self._watchers: set[_Watcher] = set()
 
     # trio thread -------------------------------------------------------------------------
@@ -242,17 +258,21 @@ class SpectatorFeed:
         self._held_back.append((now, update))
 
     def _release(self, updates: list[pb.SpectatorUpdate]) -> None:
+        released = [_Released(u.match.match_id, u.ended, u.SerializeToString()) for u in updates]
         with self._lock:
-            for update in updates:
+            for update, wire in zip(updates, released, strict=True):
                 if update.ended:
-                    self._latest.pop(update.match.match_id, None)
+                    self._latest.pop(wire.match_id, None)
                 else:
-                    self._latest[update.match.match_id] = update
-            for watcher in list(self._watchers):  # under the lock: a joiner gets no repeat
+                    self._latest[wire.match_id] = (update, wire)
+            loops: dict[asyncio.AbstractEventLoop, list[_Watcher]] = {}
+            for watcher in self._watchers:  # under the lock: a joiner gets no repeat
+                loops.setdefault(watcher.loop, []).append(watcher)
+            for loop, watchers in loops.items():  # one hop per loop (the gRPC thread's)
                 try:
-                    watcher.loop.call_soon_threadsafe(watcher.offer, updates)
+                    loop.call_soon_threadsafe(_offer_each, watchers, released)
                 except RuntimeError:  # its loop has closed: the server is gone
-                    self._watchers.discard(watcher)
+                    self._watchers.difference_update(watchers)
 
     def _close(self) -> None:
         """End every watcher's stream (status OK) once its queue is written: the referee is
@@ -268,16 +288,24 @@ class SpectatorFeed:
     def listed(self) -> list[pb.LiveMatch]:
         """The matches a spectator may watch now."""
         with self._lock:
-            return [u.match for u in self._latest.values()]
+            return [u.match for u, _ in self._latest.values()]
 
-    def subscribe(self, match_id: str, loop: asyncio.AbstractEventLoop) -> _Watcher | None:
-        """A new watcher of `match_id` ("" for every match), its queue holding the current
-        table of each match it watches; None if `match_id` is not live."""
-        watcher = _Watcher(match_id, loop, self.buffer)
+    def subscribe(
+        self, match_id: str, loop: asyncio.AbstractEventLoop, host: str = "",
+    ) -> _Watcher | str | None:
+        """A new watcher of `match_id` ("" for every match) for a client on `host`, its queue
+        holding the current table of each match it watches; None if `match_id` is not live;
+        a one-line reason if the watchers from `host`, or in all, are at their bound."""
+        watcher = _Watcher(match_id, loop, self.buffer, host)
         with self._lock:
-            first = [u for u in self._latest.values() if watcher.wants(u)]
+            first = [wire for _, wire in self._latest.values() if watcher.wants(wire)]
             if match_id and not first:
                 return None
+            if len(self._watchers) >= WATCHERS_IN_ALL:
+                return f"watchers: at most {WATCHERS_IN_ALL} at once on this referee"
+            if sum(w.host == host for w in self._watchers) >= WATCHERS_PER_HOST:
+                return (f"watchers: at most {WATCHERS_PER_HOST} at once from one host "
+                        "(watch match_id \"\" for every match)")
             watcher.queue.extend(first[-self.buffer:])
             self._watchers.add(watcher)
         return watcher
@@ -306,6 +334,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
 
     def __init__(self, feed: SpectatorFeed) -> None:
         self.feed = feed
+        self.refused = 0  # watchers refused at a bound (logged at powers of two)
 
     async def _admit(self, token: str, context: grpc.aio.ServicerContext[Any, Any]) -> None:
         if launched_socket(context.peer()):
@@ -332,11 +361,19 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         await self._admit(request.token, context)
-        watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop())
+        watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop(),
+                                      _host(context.peer()))
         if watcher is None:
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"match_id: no live match {request.match_id!r} "
                                 "(ListMatches lists them)")
+            return
+        if isinstance(watcher, str):
+            self.refused += 1
+            if self.refused & (self.refused - 1) == 0:  # the 1st, 2nd, 4th, 8th... refusal
+                log.warning("spectator_refused", peer=context.peer(), why=watcher,
+                            refused=self.refused)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher)
             return
         watcher.task = asyncio.current_task()
         log.info("spectator_watching", peer=context.peer(), match_id=request.match_id or "*")
@@ -350,7 +387,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
                     await watcher.wake.wait()
                     continue
                 update = watcher.queue.popleft()
-                await context.write(update)
+                await context.write(update.data)  # bytes: serialized once by the feed
                 watcher.written += 1
                 sent += 1
                 if request.match_id and update.ended:
@@ -367,8 +404,34 @@ class SpectatorService(pb_grpc.SpectatorServicer):
                             "(read faster, or watch one match)")
 
 
+def _offer_each(watchers: list[_Watcher], updates: list[_Released]) -> None:
+    for watcher in watchers:
+        watcher.offer(updates)
+
+
+def _host(peer: str) -> str:
+    """A gRPC peer string without its port: ``ipv4:1.2.3.4:5`` -> ``ipv4:1.2.3.4``,
+    ``ipv6:[::1]:5`` -> ``ipv6:[::1]``."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0]
+    return peer
+
+
+def _wire(message: bytes | pb.SpectatorUpdate) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
 def add_to_server(feed: SpectatorFeed, server: grpc.aio.Server) -> None:
-    """Serve `feed` as `arena.v1.Spectator` on `server` (on the gRPC thread, before start)."""
-    # The generated registration function is untyped.
-    pb_grpc.add_SpectatorServicer_to_server(  # type: ignore[no-untyped-call]
-        SpectatorService(feed), server)
+    """Serve `feed` as `arena.v1.Spectator` on `server` (on the gRPC thread, before start).
+    Registered by hand, not with the generated function, so that `Watch` writes the bytes
+    the feed serialized once."""
+    service = SpectatorService(feed)
+    handlers = {
+        "ListMatches": grpc.unary_unary_rpc_method_handler(
+            service.ListMatches, request_deserializer=pb.ListMatchesRequest.FromString,
+            response_serializer=pb.ListMatchesResponse.SerializeToString),
+        "Watch": grpc.unary_stream_rpc_method_handler(
+            service.Watch, request_deserializer=pb.WatchRequest.FromString,
+            response_serializer=_wire),
+    }
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
