@@ -404,19 +404,15 @@ def load_replay(path: Path) -> Replay:
 
 
 def _start(replay: Replay) -> Match:
+    """The match of the replay's header, dealing from its seed: the file's `deal` lines are
+    checked against the deals the engine makes, never played as given (a hostile review,
+    round 4, changed a card of a deal and the check said OK)."""
     h = replay.header
     variant = find_variant(h["variant"])
-    deals = {
-        (line["game"], line["hand"]): tuple(
-            tuple(parse_card(c, variant.deck) for c in cards) for cards in line["deal"]
-        )
-        for line in replay.lines
-        if line["type"] == "hand"
-    }
     try:
         return Match(
             variant, Options(**h["options"]), replay.seed, dealer=h["first_dealer"],
-            scores=tuple(h["initial_scores"]), deals=deals,
+            scores=tuple(h["initial_scores"]),
         )
     except ValueError as exc:
         raise ReplayMismatchError(f"the header cannot start a match: {exc}") from exc
@@ -440,15 +436,14 @@ def verify_replay(replay: Replay) -> Match:
             line["seat"], _action_from_json(line["action"], deck), signal,
             line["latency_ms"], line["fault"], line.get("detail", ""),
         )
-        expected.extend(writer.step(step, number))
+        try:
+            expected.extend(writer.step(step, number))
+        except ReplayMismatchError:
+            _first_difference(expected, body)  # an earlier line that differs (a deal) says more
+            raise
     if body and body[-1]["type"] == "hand" and writer.new_hand and not match.is_over:
         expected.extend(writer.hand_line())
-    for number, (mine, theirs) in enumerate(zip(expected, body, strict=False), 2):
-        if mine != theirs:
-            raise ReplayMismatchError(
-                f"line {number}: the engine writes {json.dumps(mine)}, the file has "
-                f"{json.dumps(theirs)}"
-            )
+    _first_difference(expected, body)
     if len(expected) != len(body):
         raise ReplayMismatchError(
             f"the engine writes {len(expected)} lines between the header and the result, "
@@ -456,6 +451,17 @@ def verify_replay(replay: Replay) -> Match:
         )
     _check_result(replay, match)
     return match
+
+
+def _first_difference(expected: list[dict[str, Any]], body: list[dict[str, Any]]) -> None:
+    """Raise `ReplayMismatchError` at the first line the engine writes otherwise than the
+    file (line 1 is the header)."""
+    for number, (mine, theirs) in enumerate(zip(expected, body, strict=False), 2):
+        if mine != theirs:
+            raise ReplayMismatchError(
+                f"line {number}: the engine writes {json.dumps(mine)}, the file has "
+                f"{json.dumps(theirs)}"
+            )
 
 
 def _check_result(replay: Replay, match: Match) -> None:

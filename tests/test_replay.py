@@ -32,7 +32,7 @@ from arena.errors import BotDisconnected, ConfigError, ReplayMismatchError
 from arena.referee import Answer, DecisionRequest, FaultPolicy, MatchReport, TimeControl, run_match
 from arena.referee.local import LocalLink, Policy
 from arena.replay import describe, load_replay, verify_replay, write_replay
-from arena.rules import ActionKind, FlorOutcome, Match
+from arena.rules import ActionKind, FlorOutcome, Match, find_variant, full_deck
 from arena.rules.signals import Signal, SignalKind
 from arena.tournament.config import load_config
 
@@ -484,3 +484,46 @@ def test_a_misbehaving_bot_process_leaves_a_replay_a_third_party_can_rescore(
     rescored = _rescore_without_arena(*files)
     assert rescored.returncode == 0, rescored.stdout + rescored.stderr
     assert rescored.stdout.count("(cut short)") == 2
+
+
+def test_a_deal_that_is_not_the_seeds_fails_the_check(tmp_path: Path) -> None:
+    """docs/replay.md: deals are `deal_cards(variant, seed, game, hand)`. A hostile review
+    (round 4) changed a card of a deal in a replay and `arena replay` said OK: the check
+    played the file's own deals. Now it deals from the seed, so (a) a card changed in a deal
+    — one nobody played, in a hand with no envido or flor, so every other line still agrees
+    — fails at that hand's line, and (b) a changed seed fails at the first hand line, both
+    through the CLI, one line each, no traceback."""
+    report = play("argentine-1v1", {"target": 30}, 5, [seeded("forge", s) for s in range(2)])
+    good = lines_of(written(tmp_path, report, "forge"))
+    deck = full_deck(find_variant("argentine-1v1").deck)
+    forged_at = None
+    for index, line in enumerate(good):
+        if line["type"] != "hand":
+            continue
+        rest = good[index + 1:]
+        end = next((i for i, x in enumerate(rest) if x["type"] == "hand"), len(rest))
+        this_hand = rest[:end]
+        if any(x["type"] in ("envido", "flor") for x in this_hand):
+            continue
+        played = json.dumps([x for x in this_hand if x["type"] == "action"])
+        unplayed = [c for c in line["deal"][0] if f'"{c}"' not in played]
+        if unplayed:
+            dealt = {c for cards in line["deal"] for c in cards}
+            stranger = next(str(c) for c in deck if str(c) not in dealt)
+            line["deal"][0][line["deal"][0].index(unplayed[0])] = stranger
+            forged_at = index + 1
+            break
+    assert forged_at is not None, "no hand with an unplayed card and no envido"
+    forged = tmp_path / "forged.tampered.jsonl"
+    forged.write_text("".join(json.dumps(x) + "\n" for x in good), encoding="utf-8")
+    checked = arena("replay", "--quiet", forged, cwd=tmp_path)
+    assert checked.returncode != 0, explain(checked)
+    assert f"line {forged_at}" in checked.stderr, explain(checked)
+    assert "Traceback" not in checked.stderr
+    reseeded = lines_of(written(tmp_path, report, "reseeded"))
+    reseeded[0]["seed"] = "12345"
+    path = tmp_path / "reseeded.tampered.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in reseeded), encoding="utf-8")
+    first_hand = next(i for i, x in enumerate(reseeded) if x["type"] == "hand") + 1
+    with pytest.raises(ReplayMismatchError, match=f"line {first_hand}"):
+        verify_replay(load_replay(path))
