@@ -237,3 +237,38 @@ def test_ctrl_c_says_how_to_resume_and_leaves_no_bot_behind(
     assert processes_with(mark) == [], "bot processes outlived the interrupted referee"
     stored = stored_count(tmp_path / "arena.db")
     _check_resumed(tmp_path, reference, stored)
+
+
+def test_resuming_under_other_rules_is_refused_naming_what_changed(tmp_path: Path) -> None:
+    """A hostile review (round 4) stopped a tournament, changed decision_ms 1000 -> 200 and
+    the target 15 -> 30, and ran the same command again: it resumed without a word, and one
+    standings table mixed matches played both ways. Now the run is refused before anything is
+    played, in one line naming each changed key with its old and new value, and the stored
+    matches are kept as they were. Adding a variant or more matches per pair only adds
+    matches: that resumes."""
+    bots = {"first": bot_cmd("first_legal"), "second": bot_cmd("first_legal")}
+    config = write_config(tmp_path, name="rules", bots=bots, variants=["argentine-1v1"],
+                          games=1, concurrency=2)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    before = stored_matches(tmp_path / "arena.db")
+    assert len(before) == 1
+    changed = write_config(tmp_path, name="rules", bots=bots, variants=["argentine-1v1"],
+                           games=1, concurrency=2, decision_ms=200,
+                           options={"argentine-1v1": {"target": 30, "chicos": 1}})
+    run = arena("tournament", changed, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 2, explain(run)
+    message = flat(run.stderr)
+    assert "tournament 'rules' was begun with other settings" in message, message
+    assert "options.argentine-1v1.target: 15 -> 30" in message, message
+    assert "time_control.decision_ms: 1000 -> 200" in message, message
+    assert "--fresh" in message, message
+    assert "Traceback" not in run.stderr
+    assert stored_matches(tmp_path / "arena.db") == before
+    more = write_config(tmp_path, name="rules", bots=bots,
+                        variants=["argentine-1v1", "mineiro-1v1"], games=2, concurrency=2)
+    run = arena("tournament", more, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    after = stored_matches(tmp_path / "arena.db")
+    assert len(after) == 4
+    assert before[0] in after

@@ -94,6 +94,8 @@ bot's program). Each error is one line naming the field or the bot.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 import resource
 import shlex
@@ -671,6 +673,41 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
         bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
                             dir=folder, env=env, protocol=protocol))
     return tuple(bots)
+
+
+def decisive(config: TournamentConfig, sandbox_mode: str) -> dict[str, Any]:
+    """What decides how the matches of `config` are played, by config key: the seed, duplicate
+    deals, the time control, the fault policy, the seats' limits and sandbox, each variant's
+    options and each bot's program. A resumed tournament must agree with what it was begun
+    with on every key both have (`changed_on_resume`): variants, bots and matches per pair
+    may be added or left out, since they only change which matches are played. An
+    environment's values are kept as a hash (they may hold secrets)."""
+    out: dict[str, Any] = {
+        "tournament.seed": config.seed, "tournament.duplicate": config.duplicate,
+        "sandbox.mode": sandbox_mode,
+        "faults.max_strikes": config.policy.max_strikes,
+        "faults.reconnect_ms": config.policy.reconnect_ms,
+    }
+    for f in dataclasses.fields(config.time_control):
+        out[f"time_control.{f.name}"] = getattr(config.time_control, f.name)
+    for f in dataclasses.fields(config.limits):
+        out[f"limits.{f.name}"] = getattr(config.limits, f.name)
+    for variant in config.variants:
+        for key, value in config.options[variant].as_dict().items():
+            out[f"options.{variant}.{key}"] = value
+    for bot in config.bots:
+        where = f"bot {bot.name!r}"
+        out[f"{where}.command"] = list(bot.command) if bot.command else "(remote)"
+        out[f"{where}.protocol"] = bot.protocol
+        env = json.dumps(sorted(bot.env)).encode()
+        out[f"{where}.env"] = hashlib.sha256(env).hexdigest()[:16] if bot.env else ""
+    return out
+
+
+def changed_on_resume(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:
+    """The keys both `decisive` maps have whose values differ, as ``key: old -> new``."""
+    return [f"{key}: {_show(stored[key])} -> {_show(now[key])}"
+            for key in sorted(stored.keys() & now.keys()) if stored[key] != now[key]]
 
 
 def _nearest_existing(path: Path) -> Path:

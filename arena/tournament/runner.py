@@ -20,6 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iter
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import grpc
 import structlog
@@ -30,7 +31,7 @@ from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.server import Connection, Hub, serve_referee
 from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Action, Match, Signal
-from arena.tournament.config import BotSpec, TournamentConfig
+from arena.tournament.config import BotSpec, TournamentConfig, changed_on_resume, decisive
 from arena.tournament.executors import Executor, choose_executor
 from arena.tournament.launcher import SeatProcess, program_dir, resolve_command
 from arena.tournament.sandbox import Sandbox, choose_mode, private_run_dir
@@ -237,19 +238,38 @@ class TournamentRunner:
 
     def _load_secret(self) -> bytes:
         cfg = self.config
+        decides = decisive(cfg, self.sandbox_mode)
         described = {"seed": cfg.seed, "games": cfg.games, "variants": list(cfg.variants),
                      "sandbox": self.sandbox_mode, "unsandboxed": self.unsandboxed,
                      # for the web's progress and ETA: who plays, and how many matches in all
-                     "bots": [bot.name for bot in cfg.bots], "matches": schedule_size(cfg)}
+                     "bots": [bot.name for bot in cfg.bots], "matches": schedule_size(cfg),
+                     "decides": decides}  # a resumed run must agree (`_check_resumed`)
         if cfg.secret_file is not None:
             key = read_key_file(cfg.secret_file)
             self.store.begin_tournament(cfg.name, described)
+            self._check_resumed(decides)
             return key
         stored = self.store.begin_tournament(
             cfg.name, described, secrets.token_bytes(SECRET_BYTES)
         )
         assert stored is not None
+        self._check_resumed(decides)
         return stored
+
+    def _check_resumed(self, decides: dict[str, Any]) -> None:
+        """Refuse to resume a tournament under other rules than it was begun with: its
+        standings would silently mix matches played two ways (a hostile review, round 4,
+        resumed with decision_ms 1000 -> 200 and target 15 -> 30: one table, no word)."""
+        begun = self.store.tournament_config(self.config.name) or {}
+        stored = begun.get("decides")
+        if not isinstance(stored, dict):
+            return  # begun before this was recorded: nothing to compare with
+        changed = changed_on_resume(stored, decides)
+        if changed:
+            raise ConfigError(
+                f"config: tournament {self.config.name!r} was begun with other settings "
+                f"({'; '.join(changed)}); its stored matches were played that way. Put them "
+                "back to resume, or start over with --fresh, or give the tournament a new name")
 
     def pending(self) -> Plan:
         """The pairings not yet stored (lazily), and how many there are."""

@@ -19,6 +19,7 @@ import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -287,6 +288,16 @@ class Store:
             ).fetchone()
         stored = row[0] if row else None
         return bytes(stored) if stored is not None else None
+
+    def tournament_config(self, name: str) -> dict[str, Any] | None:
+        """The config recorded when `name` began (None: no such tournament)."""
+        row = self.db.execute(
+            "SELECT config FROM tournaments WHERE name = ?", (name,)
+        ).fetchone()
+        if row is None or not row[0]:
+            return None
+        loaded = json.loads(row[0])
+        return loaded if isinstance(loaded, dict) else None
 
     def forget_tournament(self, name: str) -> None:
         """Delete a tournament and its matches (to play it again from scratch)."""
