@@ -369,6 +369,7 @@ class Replay:
     header: dict[str, Any]
     lines: list[dict[str, Any]] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    at: int = field(default=1, compare=False)  # the file line being read (1: the header)
 
     @property
     def format(self) -> int:
@@ -384,13 +385,28 @@ def load_replay(path: Path) -> Replay:
     """Read a replay file (format 1 or 2); raise `ReplayMismatchError` if it is not one."""
     lines: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as src:
-        for number, text in enumerate(src, 1):
-            if not text.strip():
-                continue
-            try:
-                lines.append(json.loads(text))
-            except json.JSONDecodeError as exc:
-                raise ReplayMismatchError(f"{path}:{number}: not JSON: {exc}") from None
+        number = 0
+        try:
+            for number, text in enumerate(src, 1):
+                if not text.strip():
+                    continue
+                try:
+                    line = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ReplayMismatchError(f"{path}:{number}: not JSON: {exc}") from None
+                except RecursionError:
+                    raise ReplayMismatchError(
+                        f"{path}:{number}: not a replay line: JSON nested too deeply") from None
+                if not isinstance(line, dict) or not isinstance(line.get("type"), str):
+                    raise ReplayMismatchError(
+                        f"{path}:{number}: every line is a JSON object with a \"type\" "
+                        f"(docs/replay.md), this one is {type(line).__name__}"
+                        + (" without a type" if isinstance(line, dict) else ""))
+                lines.append(line)
+        except UnicodeDecodeError as exc:
+            raise ReplayMismatchError(
+                f"{path}:{number + 1}: not UTF-8 text ({exc.reason} at byte {exc.start}): "
+                "a replay is JSON lines") from None
     if not lines or lines[0].get("type") != "match":
         raise ReplayMismatchError(f"{path}: the first line must be the 'match' header")
     version = lines[0].get("format")
@@ -418,17 +434,40 @@ def _start(replay: Replay) -> Match:
         raise ReplayMismatchError(f"the header cannot start a match: {exc}") from exc
 
 
+_MALFORMED = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+"""What reading a line that is not shaped as docs/replay.md says raises (a key missing, a
+string for a number, an unknown action kind...)."""
+
+
+def malformed(replay: Replay, exc: BaseException) -> ReplayMismatchError:
+    """`exc`, raised while reading the line at `replay.at`, as a one-line error."""
+    what = f"no {exc}" if isinstance(exc, KeyError) else str(exc)
+    return ReplayMismatchError(
+        f"line {replay.at}: not a line docs/replay.md describes ({type(exc).__name__}: "
+        f"{what})")
+
+
 def verify_replay(replay: Replay) -> Match:
     """Replay every action through the engine; raise `ReplayMismatchError` at the first
-    difference (a deal, a seat out of turn, an illegal action, an award, a score, the result)."""
-    if replay.format == 1:
-        return _verify_v1(replay)
+    difference (a deal, a seat out of turn, an illegal action, an award, a score, the result)
+    or at the first line that is not shaped as docs/replay.md says."""
+    replay.at = 1
+    try:
+        return _verify_v1(replay) if replay.format == 1 else _verify_v2(replay)
+    except ReplayMismatchError:
+        raise
+    except _MALFORMED as exc:
+        raise malformed(replay, exc) from None
+
+
+def _verify_v2(replay: Replay) -> Match:
     match = _start(replay)
     deck = match.variant.deck
     writer = _Writer(match, legal=bool(replay.header.get("legal")))
     body = [line for line in replay.lines if line["type"] != "result"]
     expected: list[dict[str, Any]] = []
     for number, line in enumerate(body, 2):
+        replay.at = number
         if line["type"] != "action":
             continue
         signal = _signal_from_json(line["signal"]) if line.get("signal") else None
@@ -449,6 +488,7 @@ def verify_replay(replay: Replay) -> Match:
             f"the engine writes {len(expected)} lines between the header and the result, "
             f"the file has {len(body)}"
         )
+    replay.at = len(replay.lines) + 1
     _check_result(replay, match)
     return match
 
@@ -489,7 +529,8 @@ def _verify_v1(replay: Replay) -> Match:
     match = _start(replay)
     deck = match.variant.deck
     awards: dict[tuple[int, int], list[tuple[int, int, str]]] = {}
-    for line in replay.lines:
+    for number, line in enumerate(replay.lines, 2):
+        replay.at = number
         kind = line["type"]
         where = f"game {line.get('game')} hand {line.get('hand')}"
         if kind == "action":
@@ -527,7 +568,16 @@ def _cards(cards: Iterable[Card | str]) -> str:
 
 
 def describe(replay: Replay) -> Iterator[str]:
-    """The match as lines a person can follow (formats 1 and 2)."""
+    """The match as lines a person can follow (formats 1 and 2); `ReplayMismatchError` at a
+    line that is not shaped as docs/replay.md says."""
+    replay.at = 1
+    try:
+        yield from _describe(replay)
+    except _MALFORMED as exc:
+        raise malformed(replay, exc) from None
+
+
+def _describe(replay: Replay) -> Iterator[str]:
     h = replay.header
     names = {s["seat"]: s["bot"] for s in h["seats"]}
     yield (
@@ -537,7 +587,8 @@ def describe(replay: Replay) -> Iterator[str]:
     yield "seats: " + ", ".join(
         f"{s['seat']}={s['bot']} (team {s['team']})" for s in h["seats"]
     )
-    for line in replay.lines:
+    for number, line in enumerate(replay.lines, 2):
+        replay.at = number
         kind = line["type"]
         if kind == "hand":
             yield ""
