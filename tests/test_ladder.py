@@ -217,6 +217,10 @@ def test_ladder_and_sprt_commands_refuse_bad_input_in_one_line(tmp_path: Path) -
         (("sprt", config, "--a", "x", "--b", "nobody"), "--b: no bot 'nobody' in the config"),
         (("sprt", config, "--a", "x", "--b", "y", "--elo0", "10", "--elo1", "5"),
          "--elo0/--elo1/--alpha/--beta: elo0 (10.0) must be below elo1"),
+        (("sprt", config, "--a", "x", "--b", "y", "--elo1", "inf"),  # a traceback before
+         "--elo0/--elo1/--alpha/--beta: elo1 must be between -1000 and 1000, got inf"),
+        (("sprt", config, "--a", "x", "--b", "y", "--elo0", "nan"),
+         "--elo0/--elo1/--alpha/--beta: elo0 must be between -1000 and 1000, got nan"),
     ]
     for args, message in cases:
         run = arena(*args, cwd=tmp_path)

@@ -32,6 +32,11 @@ MATCH_SCORES = (0.0, 0.5, 1.0)
 _PSEUDO_COUNT = 1e-3  # per outcome, so that an all-wins sample still has a finite LLR
 
 
+ELO_LIMIT = 1000
+"""The largest Elo difference a test may name: at 1,000 the stronger side scores 99.7 %;
+beyond, the expected scores round to certainties and the test cannot be computed."""
+
+
 def score_to_elo(score: float) -> float:
     """The logistic Elo difference that gives an expected score `score` (0 < score < 1)."""
     score = min(max(score, 1e-12), 1 - 1e-12)
@@ -160,6 +165,11 @@ class Sprt:
     beta: float = 0.05
 
     def __post_init__(self) -> None:
+        for name in ("elo0", "elo1"):
+            value = getattr(self, name)
+            if not -ELO_LIMIT <= value <= ELO_LIMIT:  # nan and inf too
+                raise ValueError(f"{name} must be between -{ELO_LIMIT} and {ELO_LIMIT}, "
+                                 f"got {value}")
         if not self.elo0 < self.elo1:
             raise ValueError(f"elo0 ({self.elo0}) must be below elo1 ({self.elo1})")
         for name in ("alpha", "beta"):
