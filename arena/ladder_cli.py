@@ -24,6 +24,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.rules import find_variant
 from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
+from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import LadderBook, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
@@ -163,13 +164,17 @@ def add(name: str, version: str, command: str | None, token: str | None,
         config: Path | None, database: Target, ladder_name: str | None) -> None:
     """Enter bot NAME (at --version) in a ladder, running or not: it gets games from the
     ladder's next poll. A retired version comes back."""
-    out, _, fail = _consoles()
+    out, err, fail = _consoles()
     try:
         db, ladder = _target(config, database, ladder_name)
         bot = make_bot(name, version, command or [], token or "", Path.cwd(), where="bot")
         book = LadderBook(db)
         book.enter(ladder, bot)
         out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
+        if token and len(token) < GOOD_TOKEN:
+            err.print(f"warning: --token: {len(token)} characters; anyone who can reach the "
+                      f"ladder may guess it and play this bot's seats: use {GOOD_TOKEN} or "
+                      "more random characters", style="yellow", markup=False, highlight=False)
     except ArenaError as exc:
         fail(str(exc))
 

@@ -227,3 +227,39 @@ def test_ladder_and_sprt_commands_refuse_bad_input_in_one_line(tmp_path: Path) -
         assert run.returncode == 2, (args, run.stdout, run.stderr)
         assert message in run.stderr, (args, run.stderr)
         assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+
+
+def test_two_ladder_bots_cannot_share_a_token_and_a_short_one_is_warned(tmp_path: Path) -> None:
+    """`arena ladder add` refuses a token another active entry of the ladder connects with
+    (one connection would play both bots' seats: a hostile review, round 4, saw it with a
+    copied config line), in one line naming that entry — another active version of the same
+    bot included — and a retired entry frees it. A token shorter than 16 characters is
+    entered with a warning that it can be guessed."""
+    from test_e2e_support import arena
+
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    db = ("--database", tmp_path / "arena.db")
+    token = "same-token-0123456789"
+    first = arena("ladder", "add", "alice", "--token", token, *db, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "warning" not in first.stderr
+    twin = arena("ladder", "add", "bob", "--token", token, *db, cwd=tmp_path)
+    assert twin.returncode == 2, twin.stderr
+    assert "token: alice" in twin.stderr, twin.stderr
+    assert "same token" in twin.stderr, twin.stderr
+    assert len(twin.stderr.strip().splitlines()) == 1, twin.stderr
+    version = arena("ladder", "add", "alice", "--version", "2", "--token", token, *db,
+                    cwd=tmp_path)
+    assert version.returncode == 2, version.stderr
+    again = arena("ladder", "add", "alice", "--version", "2", "--token", "other-token-0123456",
+                  *db, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    retired = arena("ladder", "retire", "alice", *db, cwd=tmp_path)
+    assert retired.returncode == 0, retired.stderr
+    freed = arena("ladder", "add", "bob", "--token", token, *db, cwd=tmp_path)
+    assert freed.returncode == 0, freed.stderr
+    short = arena("ladder", "add", "carol", "--token", "t", *db, cwd=tmp_path)
+    assert short.returncode == 0, short.stderr
+    assert "warning: --token: 1 characters" in short.stderr, short.stderr

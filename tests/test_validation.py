@@ -72,6 +72,16 @@ def _replace(old: str, new: str) -> Callable[[Path], Path]:
     return lambda path: _edit(path, old, new)
 
 
+def _append(text: str) -> Callable[[Path], Path]:
+    """Put `text` after everything (more [[bot]] tables)."""
+
+    def edit(path: Path) -> Path:
+        path.write_text(path.read_text(encoding="utf-8") + "\n" + text, encoding="utf-8")
+        return path
+
+    return edit
+
+
 def _top(text: str) -> Callable[[Path], Path]:
     """Put `text` before every table (a top-level key)."""
 
@@ -239,6 +249,11 @@ CASES: list[tuple[str, Callable[[Path], Path], list[str]]] = [
      ["tournament.database", "/dev/null", "not a regular file"]),
     ("database damaged after its header", _database_damaged,
      ["tournament.database", "arena.db", "not a database"]),
+    # a copied line: one connection played both remote bots' seats (hostile review, round 4)
+    ("two remote bots with one token", _append(
+        '[[bot]]\nname = "alice"\ntoken = "same-token-0123456789"\n\n'
+        '[[bot]]\nname = "bob"\ntoken = "same-token-0123456789"\n'),
+     ["bot[3].token", "'bob'", "the same token as bot 'alice'"]),
 ]
 
 

@@ -606,7 +606,19 @@ def config_notes(raw: dict[str, Any]) -> list[str]:
         notes.append("tournament.games is the old name of tournament.matches_per_pair "
                      "(matches per pair of bots per variant; a game inside a match is a "
                      "chico); it still works")
+    bots = raw.get("bot")
+    for i, entry in enumerate(bots if isinstance(bots, list) else []):
+        token = entry.get("token") if isinstance(entry, dict) else None
+        if isinstance(token, str) and 0 < len(token) < GOOD_TOKEN:
+            notes.append(f"bot[{i}].token: {len(token)} characters; anyone who can reach the "
+                         f"referee may guess it and play that bot's seats: use {GOOD_TOKEN} or "
+                         "more random characters (python3 -c 'import secrets; "
+                         "print(secrets.token_urlsafe(16))')")
     return notes
+
+
+GOOD_TOKEN = 16
+"""A remote bot's token shorter than this is warned about at start (`config_notes`)."""
 
 
 def split_command(command: str, where: str) -> list[str]:
@@ -652,6 +664,11 @@ def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
             raise ConfigError(f"{where}.token (bot {name!r}): must be a string")
         if token:
             _str(entry, "token", where, "", 256)
+            twin = next((b for b in bots if b.token == token), None)
+            if twin is not None:  # one connection would play both bots' seats
+                raise ConfigError(
+                    f"{where}.token (bot {name!r}): the same token as bot {twin.name!r}; each "
+                    "remote bot needs a token of its own")
         protocol = entry.get("protocol", "grpc")
         if protocol not in PROTOCOLS:
             raise ConfigError(

@@ -156,6 +156,15 @@ class LadderBook:
         """Enter (or update) a bot version. `revive`: a retired one comes back."""
         retired = "NULL" if revive else "ladder_bots.retired_at"
         with self.db.transaction():
+            if bot.token:  # one connection would play both bots' seats
+                twin = self.db.execute(
+                    "SELECT name, version FROM ladder_bots WHERE ladder = ? AND token = ? "
+                    "AND retired_at IS NULL AND NOT (name = ? AND version = ?)",
+                    (ladder, bot.token, bot.name, bot.version)).fetchone()
+                if twin is not None:
+                    raise ConfigError(
+                        f"token: {identity(twin[0], twin[1])} in ladder {ladder!r} connects "
+                        "with the same token; each remote bot needs a token of its own")
             self.db.execute(
                 "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, added_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ladder, name, version) DO UPDATE SET "
