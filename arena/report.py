@@ -41,7 +41,11 @@ def _inline_script() -> str:
 
 
 def _json_for_script(data: Any) -> str:
-    return json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+    """`data` as JSON to put inside a <script> element: no <, > or & at all (JSON's \\u
+    escapes), since a bot's text in a replay may hold `<!--<script>`, which in HTML's script
+    parsing swallows the closing tag and blanks the page (a hostile review, round 4)."""
+    text = json.dumps(data, separators=(",", ":"))
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
 def build_report(database: Target, tournament: str, *, replays: int = 20) -> str:

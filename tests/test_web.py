@@ -477,3 +477,16 @@ def test_every_stream_of_a_tournament_shares_one_snapshot_a_poll() -> None:
     trio.run(main)
     assert calls == ["cup", "cup"]
     assert [g["n"] for g in got] == [1] * 40 + [2]
+
+
+def test_text_a_bot_wrote_cannot_end_the_reports_script_element() -> None:
+    """The report embeds its replays as JSON inside a <script> element. A bot's text there
+    (a hostile review, round 4: `<!--<script>` in a replay) put HTML's script parser in its
+    "double-escaped" state, which swallowed the closing tag and left the page blank. The
+    embedded JSON now holds no <, > or & at all, and still reads back the same."""
+    from arena.report import _json_for_script
+
+    data = {"detail": "<!--<script>alert(1)</script>--> & </SCRIPT >", "n": [1, "<"]}
+    text = _json_for_script(data)
+    assert not set("<>&") & set(text), text
+    assert json.loads(text) == data
