@@ -490,6 +490,7 @@ def _verify_v2(replay: Replay) -> Match:
         )
     replay.at = len(replay.lines) + 1
     _check_result(replay, match)
+    _check_faults(replay, match)
     return match
 
 
@@ -521,6 +522,39 @@ def _check_result(replay: Replay, match: Match) -> None:
             raise ReplayMismatchError("the recorded actions do not finish the match")
         if match.result.winner_team != result["winner_team"]:
             raise ReplayMismatchError("the replayed winner differs from the recorded one")
+
+
+def _check_faults(replay: Replay, match: Match) -> None:
+    """A result's strikes, faulty seat and winner agree with the action lines: each fault
+    written there is a strike of its seat; a match ended by a strike (timeout, illegal
+    action) has one more for the faulty seat, the one that ended it (not written as an
+    action); with two sides, the side of the faulty seat loses. (A hostile review, round 4,
+    flipped a timeout loss onto the other seat and the check said OK.)"""
+    result = replay.result
+    assert result is not None
+    counted = [0] * match.num_seats
+    for line in replay.lines:
+        if line["type"] == "action" and line["fault"]:
+            counted[line["seat"]] += 1
+    termination, faulty = result["termination"], result["faulty_seat"]
+    if termination == "normal":
+        if faulty is not None:
+            raise ReplayMismatchError("a match ended normally names a faulty seat")
+    else:
+        if not isinstance(faulty, int) or not 0 <= faulty < match.num_seats:
+            raise ReplayMismatchError(f"a {termination} ending must name a faulty seat, "
+                                      f"not {faulty!r}")
+        if termination in ("timeout", "illegal_action"):
+            counted[faulty] += 1  # the strike that ended it
+        loser = match.team_of[faulty]
+        winner = 1 - loser if match.num_teams == 2 else None
+        if result["winner_team"] != winner:
+            raise ReplayMismatchError(
+                f"faulty seat {faulty} (team {loser}) ended it, so the winner is team "
+                f"{winner}, not {result['winner_team']}")
+    if list(result["strikes"]) != counted:
+        raise ReplayMismatchError(
+            f"the action lines give strikes {counted}, the result says {result['strikes']}")
 
 
 def _verify_v1(replay: Replay) -> Match:

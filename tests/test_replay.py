@@ -571,3 +571,31 @@ def test_a_malformed_replay_is_one_line_naming_where(tmp_path: Path, case: str) 
     assert len(error) == 1, explain(checked)
     assert error[0].startswith("error: replay check failed:"), error
     assert re.search(r"(line \d+|jsonl:\d+):", error[0]), error
+
+
+@pytest.mark.parametrize("forge", ["flipped", "strikes", "normal-with-a-culprit"])
+def test_a_results_culprit_and_strikes_must_agree_with_the_action_lines(
+    tmp_path: Path, forge: str
+) -> None:
+    """A match lost by timeout (seat 1 stops answering after 3 decisions; 3 strikes end it):
+    its result line with the loss flipped onto seat 0 (winner, faulty seat, strikes: a
+    hostile review, round 4, passed such a file), with one strike more, or claiming a normal
+    end with a faulty seat, fails the check; the file as written passes."""
+    policies = [seeded("culprit", 0), seeded("culprit", 1, fault_after=3, fault=_never)]
+    report = play("argentine-1v1", {"target": 15}, 8, policies)
+    path = written(tmp_path, report, "culprit")
+    assert verify_replay(load_replay(path)) is not None
+    lines = lines_of(path)
+    result = lines[-1]
+    assert (result["termination"], result["faulty_seat"], result["winner_team"],
+            result["strikes"]) == ("timeout", 1, 0, [0, 3])
+    if forge == "flipped":
+        result.update(winner_team=1, faulty_seat=0, strikes=[3, 0])
+    elif forge == "strikes":
+        result["strikes"] = [0, 4]
+    else:
+        result["termination"] = "normal"
+    bad = tmp_path / "culprit.tampered.jsonl"
+    bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    with pytest.raises(ReplayMismatchError):
+        verify_replay(load_replay(bad))
