@@ -632,6 +632,12 @@ def check(
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
         candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd(), "COMMAND")
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
+        if keep is not None:
+            try:
+                (keep / "logs").mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"--keep: cannot make a folder there: {keep}: "
+                                  f"{exc.strerror}") from None
         with tempfile.TemporaryDirectory(prefix="arena-check-") as scratch:
             folder = keep.resolve() if keep is not None else Path(scratch)
             config = checking.check_config(

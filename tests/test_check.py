@@ -338,7 +338,7 @@ def test_a_bot_crashing_at_start_fails_connects_and_its_output_is_shown_and_kept
 @pytest.mark.e2e
 def test_bad_usage_exits_2_naming_the_valid_variants(tmp_path: Path) -> None:
     """An unknown variant is refused before anything runs (exit 2), naming every valid
-    variant; so is a missing command."""
+    variant; so is a missing command, and a --keep folder that cannot be made."""
     run = _check("python bot.py", "--variant", "argentine-9v9", cwd=tmp_path)
     assert run.returncode == 2, explain(run)
     assert "unknown variant 'argentine-9v9'" in run.stderr
@@ -347,6 +347,12 @@ def test_bad_usage_exits_2_naming_the_valid_variants(tmp_path: Path) -> None:
     assert missing.returncode == 2, explain(missing)
     assert "COMMAND" in missing.stderr
     assert list(tmp_path.iterdir()) == []
+    # a --keep folder that cannot be made (a traceback in hostile review round 4)
+    nowhere = _check("python bot.py", "--keep", "/proc/no-such-folder", cwd=tmp_path)
+    assert nowhere.returncode == 2, explain(nowhere)
+    assert nowhere.stderr.strip().splitlines() == [
+        "error: --keep: cannot make a folder there: /proc/no-such-folder: No such file or "
+        "directory"], explain(nowhere)
 
 
 @pytest.mark.e2e
