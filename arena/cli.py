@@ -873,10 +873,16 @@ def report(tournament_name: str, database: Target, output: Path, replays: int) -
         _fail(f"--database: {database} does not exist")
     Store(database).close()  # an older database is migrated once, before it is read
     try:
-        size = reporting.write_report(database, tournament_name, output, replays=replays)
+        missing: list[str] = []
+        size = reporting.write_report(database, tournament_name, output, replays=replays,
+                                      missing=missing)
     except ArenaError as exc:
         _fail(str(exc))
     out.print(f"report: {output} ({size:,} bytes)", highlight=False, markup=False)
+    if missing:
+        err.print(f"warning: {len(missing)} replay files could not be read (the first: "
+                  f"{missing[0]}); the report shows the others", style="yellow",
+                  markup=False, highlight=False)
 
 from arena import ladder_cli  # noqa: E402 (it uses this module's consoles)
 

@@ -48,8 +48,10 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def build_report(database: Target, tournament: str, *, replays: int = 20) -> str:
-    """The report's HTML."""
+def build_report(database: Target, tournament: str, *, replays: int = 20,
+                 missing: list[str] | None = None) -> str:
+    """The report's HTML; the ids of the matches whose replay file could not be read are
+    added to `missing`."""
     db = Database(database)
     t = db.tournament(tournament)
     if t is None:
@@ -62,6 +64,8 @@ def build_report(database: Target, tournament: str, *, replays: int = 20) -> str
     for row in rows[:replays]:
         path = db.replay_path(row)
         if path is None or not path.is_file():
+            if missing is not None:
+                missing.append(row["id"])
             continue
         try:
             rec = replaydata.recorded(load_replay(path))
@@ -69,6 +73,8 @@ def build_report(database: Target, tournament: str, *, replays: int = 20) -> str
                                    "steps": replaydata.steps(rec, None)}
         except (ArenaError, PermissionError) as exc:
             log.warning("report_replay_skipped", match_id=row["id"], error=str(exc))
+            if missing is not None:
+                missing.append(row["id"])
     overall = tables[-1]
     links = "".join(
         f'<li><a href="#m={quote(mid, safe="")}&amp;d=0">{pages.e(mid)}</a></li>'
@@ -99,9 +105,11 @@ def build_report(database: Target, tournament: str, *, replays: int = 20) -> str
     return html.replace("</body>", script + "</body>")
 
 
-def write_report(database: Target, tournament: str, output: Path, *, replays: int = 20) -> int:
-    """Write the report to `output`; return its size in bytes."""
-    html = build_report(database, tournament, replays=replays)
+def write_report(database: Target, tournament: str, output: Path, *, replays: int = 20,
+                 missing: list[str] | None = None) -> int:
+    """Write the report to `output`; return its size in bytes (see `build_report` for
+    `missing`)."""
+    html = build_report(database, tournament, replays=replays, missing=missing)
     output.parent.mkdir(parents=True, exist_ok=True)
     data = html.encode()
     output.write_bytes(data)

@@ -490,3 +490,33 @@ def test_text_a_bot_wrote_cannot_end_the_reports_script_element() -> None:
     text = _json_for_script(data)
     assert not set("<>&") & set(text), text
     assert json.loads(text) == data
+
+
+def test_replays_are_found_from_any_folder_and_a_missing_one_is_said(tmp_path: Path) -> None:
+    """A tournament run as `arena tournament cup/cup.toml` (a relative path, from the folder
+    above the config's) stores where its replays are so that `arena report` and `arena web`
+    run from another folder find them (a hostile review, round 4: every replay "missing", the
+    report silently empty); a replay deleted since is one warning line of the report."""
+    (tmp_path / "cup").mkdir()
+    write_config(tmp_path / "cup", "cup", variants=("argentine-1v1",), games=1)
+    run = arena("tournament", "cup/cup.toml", "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    database = (tmp_path / "cup" / "arena.db").resolve()
+    rows = _rows(database)
+    assert rows
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    report = arena("report", "cup", "--database", database, "-o", "r.html", cwd=elsewhere)
+    assert report.returncode == 0, report.stderr
+    assert report.stderr == ""
+    blob = re.search(r'id="arena-replays">(.*?)</script>',
+                     (elsewhere / "r.html").read_text(encoding="utf-8"), re.S)
+    assert blob
+    assert set(json.loads(blob.group(1))) == {r["id"] for r in rows}
+    with web_server(database) as base:
+        status, replay = get_json(f"{base}/api/m/{quote(rows[0]['id'], safe='')}/replay")
+        assert status == 200, replay
+    Path(rows[0]["replay"]).unlink()
+    report = arena("report", "cup", "--database", database, "-o", "r.html", cwd=elsewhere)
+    assert report.returncode == 0, report.stderr
+    assert report.stderr.startswith("warning: 1 replay files could not be read"), report.stderr

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 import time
 from dataclasses import dataclass, field
@@ -329,6 +330,13 @@ class Store:
         rows = self.db.execute("SELECT id FROM matches WHERE tournament = ?", (tournament,))
         return {row[0] for row in rows}
 
+    @staticmethod
+    def _stored_path(replay: Path | None) -> str | None:
+        """A replay's path as stored: absolute, never relative to the folder the referee
+        happened to run in (`arena web` and `arena report` run elsewhere found no replay: a
+        hostile review, round 4)."""
+        return None if replay is None else os.path.abspath(replay)
+
     def save_match(
         self,
         tournament: str,
@@ -363,7 +371,7 @@ class Store:
                     team_bots[0], team_bots[1], o.termination.name.lower(), winner,
                     o.faulty_seat, faulty_bot, o.detail, points[0], points[1],
                     games[0], games[1], json.dumps(list(o.strikes)),
-                    len(report.decisions), str(replay) if replay else None,
+                    len(report.decisions), self._stored_path(replay),
                     report.started_at, report.finished_at, json.dumps(list(names)),
                     latency, json.dumps(seat_faults(report), sort_keys=True),
                 ),

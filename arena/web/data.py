@@ -142,13 +142,15 @@ class Database:
         return rows[0] if rows else None
 
     def replay_path(self, row: dict[str, Any]) -> Path | None:
-        """The match's replay file: as stored, or relative to the database's folder."""
+        """The match's replay file: as stored if absolute, else relative to the database's
+        folder (how it is stored now), else (older rows) to the folder this runs in."""
         if not row.get("replay"):
             return None
         path = Path(row["replay"])
-        if not path.is_absolute() and not path.exists():
-            path = self.path.parent / path
-        return path
+        if path.is_absolute():
+            return path
+        beside = self.path.parent / path
+        return beside if beside.exists() or not path.exists() else path
 
     def tables(self, tournament: str | None) -> list[Table]:
         """Standings per variant played, then overall (the ladder when `tournament` is None)."""
