@@ -296,6 +296,43 @@ def test_health_and_reflection_are_served() -> None:
     run(test)
 
 
+def test_reflection_asked_in_a_loop_is_cut_off_at_a_budget_per_host() -> None:
+    """A hostile review (round 4) asked reflection for the referee's descriptors (8.5 KB a
+    time) in a loop, without a token, and honest bots lost matches by timeout. Each host may
+    ask 10 a second (50 at once): a raw-stub client asking as fast as it can gets about 50
+    answers, then its stream ends RESOURCE_EXHAUSTED saying the budget; the budget is the
+    host's, so a new stream at once is cut off sooner, on either reflection version."""
+
+    async def test(hub: Hub, port: int) -> None:
+        def flood(version: str) -> tuple[int, Any]:
+            answered = 0
+            with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+                info = channel.stream_stream(
+                    f"/grpc.reflection.{version}.ServerReflection/ServerReflectionInfo",
+                    request_serializer=reflection_pb2.ServerReflectionRequest.SerializeToString,
+                    response_deserializer=lambda raw: raw)
+                ask = reflection_pb2.ServerReflectionRequest(
+                    file_containing_symbol="arena.v1.Referee")
+                try:
+                    for _ in info(iter([ask] * 1000), timeout=20):
+                        answered += 1
+                except grpc.RpcError as exc:
+                    return answered, exc
+            return answered, None
+
+        first, error = await trio.to_thread.run_sync(flood, "v1alpha")
+        assert 40 <= first <= 80, first
+        assert error is not None
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "at most 10 requests a second from one host" in error.details()
+        again, error = await trio.to_thread.run_sync(flood, "v1")
+        assert again < 20, again
+        assert error is not None
+        assert error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+
+    run(test)
+
+
 
 
 def test_message_flood_closes_the_connection() -> None:
