@@ -40,11 +40,11 @@ chicos = 1
 
 [[bot]]
 name = "py-remote"
-token = "tok-py"
+token = "tok-py-0123456789abcdef"
 
 [[bot]]
 name = "js-remote"
-token = "tok-js"
+token = "tok-js-0123456789abcdef"
 """
     )
     referee = subprocess.Popen(
@@ -60,12 +60,12 @@ token = "tok-js"
         bots = [
             subprocess.Popen(
                 [sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
-                 "--server", address, "--token", "tok-py", "--name", "py"],
+                 "--server", address, "--token", "tok-py-0123456789abcdef", "--name", "py"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ),
             subprocess.Popen(
                 ["node", str(ROOT / "sample_bots" / "js_random" / "bot.js"),
-                 "--server", address, "--token", "tok-js", "--name", "js", "--seed", "3"],
+                 "--server", address, "--token", "tok-js-0123456789abcdef", "--name", "js", "--seed", "3"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ),
         ]

@@ -121,7 +121,7 @@ def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderCo
     tournament["games"] = 2
     tournament["duplicate"] = duplicate
     # parse_config wants two bots; the ladder's own come and go while it runs.
-    placeholders = [{"name": f"placeholder{i}", "token": "-"} for i in range(2)]
+    placeholders = [{"name": f"placeholder{i}", "token": f"-{i}"} for i in range(2)]
     config = parse_config({**raw, "tournament": tournament, "bot": placeholders}, base=base)
     if ":" in config.name:
         raise ConfigError(f"ladder.name: no ':' in a ladder's name, got {config.name!r}")
