@@ -36,6 +36,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "workers": workers.part,
     "socket_count": socket_count.part,
     "stream_flood": stream_flood.part,
+    "seat_door": stream_flood.door_part,
 }
 
 

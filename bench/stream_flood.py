@@ -142,3 +142,47 @@ def _row(mode: str, games: int) -> dict[str, object]:
 def part(seconds: float) -> list[dict[str, object]]:
     games = int(os.environ.get("BENCH_FLOOD_GAMES", "2"))
     return [_row(mode, games) for mode in ("no flood", "public TCP", "own door")]
+
+
+def door_part(seconds: float) -> list[dict[str, object]]:
+    """What one seat's door costs (`GrpcServerThread.seat_door`, on each gRPC host): open
+    (a grpc.aio server created, bound to a fresh unix socket, started) and close (stopped),
+    as the runner does for every sandboxed seat, one after the other for `seconds`. ``open
+    ms`` and ``close ms``: medians of the wall time trio waits; ``cpu ms/door`` the whole
+    process's CPU (every thread: trio's, the gRPC loop's, grpc-core's) per open and close."""
+    import statistics
+
+    import trio
+
+    from arena.rpc.bridge import HOST_ENV, StreamRoute, serve_grpc
+
+    rows: list[dict[str, object]] = []
+    for host in ("thread", "pump"):
+        os.environ[HOST_ENV] = host
+
+        async def measure(host: str) -> dict[str, object]:
+            route = StreamRoute("arena.v1.Referee", "Play")
+            opened: list[float] = []
+            closed: list[float] = []
+            with tempfile.TemporaryDirectory(prefix="bench-door-") as tmp:
+                async with serve_grpc("127.0.0.1:0", [route], launched_options=[],
+                                      more_addresses=["127.0.0.1:0"]) as server:
+                    cpu = time.process_time()
+                    deadline = time.monotonic() + seconds
+                    while len(opened) < 20 or time.monotonic() < deadline:
+                        path = Path(tmp) / f"seat-{len(opened)}.sock"
+                        start = time.perf_counter()
+                        async with server.seat_door(f"unix:{path}", rate=20,
+                                                    flood_bound=200):
+                            opened.append(time.perf_counter() - start)
+                            start = time.perf_counter()
+                        closed.append(time.perf_counter() - start)
+                    cpu = time.process_time() - cpu
+            return {"host": host, "doors": len(opened),
+                    "open ms": statistics.median(opened) * 1000,
+                    "close ms": statistics.median(closed) * 1000,
+                    "cpu ms/door": cpu / len(opened) * 1000}
+
+        rows.append(trio.run(measure, host))
+    os.environ.pop(HOST_ENV, None)
+    return rows
