@@ -57,8 +57,8 @@ def test_a_seat_flooding_its_own_door_is_killed_and_the_others_play_on(tmp_path:
     other. Each of the flooder's matches is lost by it, the stored detail saying it was
     killed for a stream flood; the honest match ends normally; no honest bot is struck or
     forfeits. The referee took a bounded number of the flooder's streams (the event
-    `seat_stream_flood`: at most the burst plus the rate over its life), while the flooder's
-    own log shows it opened many more. (Before: the flooder played its matches out.)"""
+    `seat_stream_flood`: at most the burst plus the rate over its life), fewer than the
+    flooder's own log says it opened. (Before: the flooder played its matches out.)"""
     bots = {"flooder": [*bot_cmd("seat_flood"), "--connections", "8", "--keep", "1"],
             "randA": python_bot(SAMPLE_BOTS / "random_bot.py"),
             "randB": python_bot(SAMPLE_BOTS / "random_bot.py")}
@@ -95,8 +95,8 @@ def test_a_seat_flooding_its_own_door_is_killed_and_the_others_play_on(tmp_path:
         counts = [json.loads(m) for m in re.findall(r"seat_flood: (\{.*\})", text)]
         if counts:
             opened.append(counts[-1].get("opened", 0))
-    assert opened, list((tmp_path / "logs").rglob("*"))
-    assert max(opened) > 2 * SEAT_FLOOD_BOUND, opened
+    assert opened, list((tmp_path / "logs").rglob("*"))  # it is killed soon: a report or two
+    assert max(opened) > max(e["accepted"] for e in floods), (opened, floods)
 
 
 @pytest.mark.parametrize("host", ["thread", "pump"])
@@ -108,8 +108,8 @@ def test_seat_doors_are_apart_named_bounded_and_closed(
     ``launched_incoming`` named by its door's path, and only its door counts it. A raw
     HTTP/2 rapid-reset flood (tests/bots/h2_flood.py, 4 connections, 2 s) through door `a`
     is held to its rate (at most the burst plus the rate over the flood) and sets `a`'s
-    `flooded` once `flood_bound` streams were refused; `b` is untouched. Closing a door
-    removes its listener (a new connection is refused)."""
+    `flooded` once `flood_bound` streams were refused, and shuts `a` (nobody listens at its
+    path any more); `b` is untouched. Closing a door removes its socket."""
     monkeypatch.setenv(HOST_ENV, host)
     paths = [tmp_path / "a.sock", tmp_path / "b.sock"]
     rate, bound, seconds = 10.0, 50, 2.0
@@ -140,10 +140,13 @@ def test_seat_doors_are_apart_named_bounded_and_closed(
                 # 1 before the flood, the burst, the rate over the flood (and 1 s of slack)
                 assert a.accepted <= 1 + 2 * rate + rate * (seconds + 1), (a.accepted, report)
                 assert (b.accepted, b.refused, b.flooded.is_set()) == (1, 0, False)
-            probe = socket.socket(socket.AF_UNIX)
-            with pytest.raises(FileNotFoundError):
+                # Flooded, `a` shut at once: nobody listens at its path (gRPC removed the
+                # file; a sandbox's bind of it finds a socket nobody listens on).
+                with socket.socket(socket.AF_UNIX) as shut, \
+                        pytest.raises((FileNotFoundError, ConnectionRefusedError)):
+                    shut.connect(str(paths[0]))
+            with socket.socket(socket.AF_UNIX) as probe, pytest.raises(FileNotFoundError):
                 probe.connect(str(paths[1]))
-            probe.close()
 
     trio.run(main)
 

@@ -945,8 +945,10 @@ class SeatDoor:
     told apart from every other (gRPC names every unix peer ``unix:``). All its connections
     share one token bucket of new streams (`rate` a second, twice as many at once); streams
     over it are refused (RESOURCE_EXHAUSTED) on the gRPC thread, and once `flood_bound` have
-    been refused, `flooded` is set: a seat that keeps flooding its door, for its owner to
-    deal with. trio reads `refused` and `accepted` (written on the gRPC thread)."""
+    been refused the door shuts there and then (its streams end RESOURCE_EXHAUSTED, saying
+    why; its server stops, so new connections are refused by the kernel) and `flooded` is
+    set, for its owner to deal with the seat. trio reads `refused` and `accepted` (written
+    on the gRPC thread)."""
 
     def __init__(self, address: str, rate: float, flood_bound: int) -> None:
         self.address = address
@@ -959,6 +961,7 @@ class SeatDoor:
         self._server: grpc.aio.Server | None = None
         self._live: set[_AsyncioSide[Any, Any]] = set()
         self._flagged = False
+        self._shut: asyncio.Task[None] | None = None  # the door shutting after a flood
         # trio side
         self._opened = trio.Event()
         self._closed = trio.Event()
@@ -1251,7 +1254,8 @@ class GrpcServerThread:
                 await one.stop(max(0.0, deadline - loop.time()))
             for door in list(self._doors):  # seats' doors still open (their owner is late)
                 if door._server is not None:
-                    await door._server.stop(0)
+                    with suppress(Exception):
+                        await door._server.stop(0)
 
     def _spawn_door(self, door: SeatDoor, opening: bool = True) -> None:
         """Open (or close) `door` in a task of the gRPC loop (a callback: never raises)."""
@@ -1288,13 +1292,22 @@ class GrpcServerThread:
             if opening is not None:
                 with suppress(BaseException):
                     await opening
-            for side in list(door._live):
-                side.abort(grpc.StatusCode.UNAVAILABLE, "the seat is over")
-            if door._server is not None:
-                await door._server.stop(0)
+            if door._shut is None:
+                await self._shut_door(door, grpc.StatusCode.UNAVAILABLE, "the seat is over")
+            else:
+                with suppress(BaseException):
+                    await door._shut
         finally:
             self._doors.discard(door)
             self._crossing.to_trio(door._on_closed)
+
+    @staticmethod
+    async def _shut_door(door: SeatDoor, code: grpc.StatusCode, details: str) -> None:
+        """End the door's streams with `code` and stop its server (gRPC thread)."""
+        for side in list(door._live):
+            side.abort(code, details)
+        if door._server is not None:
+            await door._server.stop(0)
 
     async def _probe_loop_lag(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1346,7 +1359,13 @@ class GrpcServerThread:
             peer = door.address
             if not door._admit(time.monotonic()):
                 if door.refused >= door.flood_bound and not door._flagged:
+                    # Flooded: the door shuts at once, here (its streams end, new
+                    # connections are refused by the kernel), and trio is told.
                     door._flagged = True
+                    door._shut = asyncio.get_running_loop().create_task(self._shut_door(
+                        door, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"this seat opened streams faster than {door.rate:g} per second "
+                        f"({door.refused} refused, a stream flood): its door is shut"))
                     self._crossing.to_trio(door._on_flooded)
                 context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
                 context.set_details(f"this seat opens more than {door.rate:g} streams per second")

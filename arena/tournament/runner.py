@@ -623,8 +623,8 @@ class TournamentRunner:
         log.warning("seat_stream_flood", bot=bot_name, pid=process.pid, refused=door.refused,
                     accepted=door.accepted, per_second=door.rate, log=str(process.log_path))
         conn = found.get("conn")
-        if conn is not None:  # the match learns why its seat is gone
-            with trio.move_on_after(1):
+        if conn is not None:  # the match learns why its seat is gone (if the door has not
+            with trio.move_on_after(1):  # told it already: it shut at the flood, `SeatDoor`)
                 await conn.close(note)
         await process.kill(note)
 

@@ -4,8 +4,9 @@ It plays its seat through the SDK (the first legal action, after `--think-ms`). 
 decision on, `--connections` threads each run `h2_flood.flood_one` (raw HTTP/2 frames, no
 grpcio) against ARENA_SERVER, the unix socket bound into its sandbox: silent `Referee/Play`
 streams opened as fast as it can, its oldest reset once `--keep` are open (`--keep 1`: a
-"rapid reset" flood). A connection the referee closes is opened again. Every half second it
-prints one line to stderr (its seat log): ``seat_flood: {json}`` with h2_flood's counts.
+"rapid reset" flood). A connection the referee closes is opened again. Every 0.1 s, and when
+a connection is refused, it prints one line to stderr (its seat log): ``seat_flood: {json}``
+with h2_flood's counts.
 """
 
 from __future__ import annotations
@@ -30,16 +31,21 @@ def _flood(address: str, keep: int) -> None:
     while True:
         try:
             flood_one(address, keep, False, time.monotonic() + 3600, _stats)
-        except OSError:
+        except OSError:  # the door is shut: say what it got so far
+            _report_once()
             time.sleep(0.01)
+
+
+def _report_once() -> None:
+    with _stats.lock:
+        line = json.dumps({**_stats.counts, "statuses": dict(_stats.statuses)})
+    print(f"seat_flood: {line}", file=sys.stderr, flush=True)
 
 
 def _report() -> None:
     while True:
-        time.sleep(0.5)
-        with _stats.lock:
-            line = json.dumps({**_stats.counts, "statuses": dict(_stats.statuses)})
-        print(f"seat_flood: {line}", file=sys.stderr, flush=True)
+        time.sleep(0.1)
+        _report_once()
 
 
 class SeatFlooder(Bot):
