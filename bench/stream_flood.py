@@ -173,7 +173,7 @@ def door_part(seconds: float) -> list[dict[str, object]]:
                         path = Path(tmp) / f"seat-{len(opened)}.sock"
                         start = time.perf_counter()
                         async with server.seat_door(f"unix:{path}", rate=20,
-                                                    flood_bound=200):
+                                                    flood_bound=50):
                             opened.append(time.perf_counter() - start)
                             start = time.perf_counter()
                         closed.append(time.perf_counter() - start)

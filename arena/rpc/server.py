@@ -876,11 +876,13 @@ STREAMS_PER_SECOND = 20.0
 refused (RESOURCE_EXHAUSTED) on the gRPC thread before trio hears of them: a client opening
 and resetting streams as fast as it can (a "rapid reset" flood) costs the referee little."""
 
-SEAT_FLOOD_BOUND = 200
+SEAT_FLOOD_BOUND = 50
 """Streams refused at one launched seat's own door (`seat_door`, held to
-`STREAMS_PER_SECOND` over all its connections) before the seat counts as flooding it: an
-honest bot opens one stream a match (a few if it reconnects); a flood reaches this in a
-fraction of a second."""
+`STREAMS_PER_SECOND` over all its connections, twice that at once) before the seat counts as
+flooding it: an honest bot opens one stream a match (a few if it reconnects, seconds apart),
+so it would have to open 90 within about two seconds; a flood reaches it in a fraction of a
+second (each refused stream costs the referee's gRPC thread a handler call: the fewer the
+better; 200 let three floods at once strike honest opponents in their own matches)."""
 
 
 def seat_door(server: GrpcServerThread, path: Path) -> AbstractAsyncContextManager[SeatDoor]:
