@@ -18,7 +18,7 @@ streams (raw HTTP/2, opened as fast as it can, each reset at once). Rows:
 Columns: ``referee cpu s`` the referee process's CPU (its own threads, not the bots': read
 from /proc/PID/stat every 50 ms, the last reading), ``wall s``, ``honest strikes`` and
 ``honest forfeits`` summed over honestA and honestB (a forfeit: a match they lost by a fault
-of their own), ``seat killed`` the `seat_stream_flood` events (the seat killed for flooding
+of their own; ``of which elsewhere``: the strikes in the two matches ``seat`` is not in), ``seat killed`` the `seat_stream_flood` events (the seat killed for flooding
 its door), ``flood opened`` streams the flood opened (public: the outsider's count; own door:
 the most of the seat's last reports, printed every 0.5 s, and of what its killed doors saw,
 taken plus refused), ``referee took`` of those, the ones the referee handed to trio (own door:
@@ -116,13 +116,15 @@ def _row(mode: str, games: int) -> dict[str, object]:
             opened = json.loads(out.splitlines()[-1])["opened"]
         if run.returncode != 0:
             raise RuntimeError(f"{mode}: arena tournament failed: {err[-2000:]}")
-        strikes = forfeits = 0
+        strikes = elsewhere = forfeits = 0
         with closing(sqlite3.connect(folder / "arena.db")) as db:
             for seats, struck, faulty in db.execute(
                     "SELECT seat_bots, strikes, faulty_bot FROM matches"):
                 names = json.loads(seats)
-                strikes += sum(s for n, s in zip(names, json.loads(struck), strict=True)
-                               if n in HONEST)
+                honest = sum(s for n, s in zip(names, json.loads(struck), strict=True)
+                             if n in HONEST)
+                strikes += honest
+                elsewhere += honest if "seat" not in names else 0
                 forfeits += faulty in HONEST
         events = [json.loads(line) for line in
                   (folder / "logs" / "sflood.jsonl").read_text().splitlines()]
@@ -134,7 +136,8 @@ def _row(mode: str, games: int) -> dict[str, object]:
                 opened += json.loads(found[-1]).get("opened", 0) if found else 0
             opened = max(opened, seen)
         return {"mode": mode, "referee cpu s": cpu, "wall s": wall,
-                "honest strikes": strikes, "honest forfeits": forfeits,
+                "honest strikes": strikes, "of which elsewhere": elsewhere,
+                "honest forfeits": forfeits,
                 "seat killed": len(killed), "flood opened": opened,
                 "referee took": sum(e["accepted"] for e in killed) if killed else "n/a"}
 
