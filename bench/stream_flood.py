@@ -18,11 +18,12 @@ streams (raw HTTP/2, opened as fast as it can, each reset at once). Rows:
 Columns: ``referee cpu s`` the referee process's CPU (its own threads, not the bots': read
 from /proc/PID/stat every 50 ms, the last reading), ``wall s``, ``honest strikes`` and
 ``honest forfeits`` summed over honestA and honestB (a forfeit: a match they lost by a fault
-of their own; ``of which elsewhere``: the strikes in the two matches ``seat`` is not in), ``seat killed`` the `seat_stream_flood` events (the seat killed for flooding
-its door), ``flood opened`` streams the flood opened (public: the outsider's count; own door:
-the most of the seat's last reports, printed every 0.5 s, and of what its killed doors saw,
-taken plus refused), ``referee took`` of those, the ones the referee handed to trio (own door:
-the killed seats' `accepted`; public: not counted).
+of their own), ``of which elsewhere`` those strikes in the matches ``seat`` is not in,
+``seat killed`` the `seat_stream_flood` events (the seat killed for flooding its door),
+``flood opened`` streams the flood opened (public: the outsider's count; own door: the most of
+the seat's last reports, printed every 0.1 s, and of what its killed doors saw, taken plus
+refused), ``referee took`` of those, the ones the referee handed to trio (own door: the
+killed seats' `accepted`; public: not counted).
 
 ``BENCH_ARENA`` runs another `arena` executable (say, an older checkout's, for a before and
 after); the flooding bot is this checkout's either way.
