@@ -164,3 +164,50 @@ def _call_once(address: str) -> None:
     """One raw-bytes stream through `address` that sends a message and reads to the end."""
     with grpc.insecure_channel(address) as channel:
         list(channel.stream_stream(ROUTE.path)(iter([b"hi"]), timeout=10))
+
+
+PEEK = """import os, sys
+from arena.sdk import Bot, main
+server = os.environ["ARENA_SERVER"]
+path = server.removeprefix("unix:")
+print("peek:", server, os.stat(path).st_ino if server.startswith("unix:") else "-",
+      file=sys.stderr, flush=True)
+class First(Bot):
+    def act(self, view, legal):
+        return 0
+main(First)
+"""
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["bubblewrap", "none"])
+def test_each_sandboxed_seat_dials_a_socket_of_its_own(tmp_path: Path, mode: str) -> None:
+    """Two launched bots in one match, seen from inside their seats: sandboxed, each dials
+    ``unix:/run/arena/referee.sock``, but the two sockets are different files (inodes: before,
+    both seats were bound the one shared socket); unsandboxed (mode "none"), each dials the
+    private TCP port as before. Either way the match ends normally with no strike."""
+    if mode == "bubblewrap" and not probe_bubblewrap()[0]:
+        pytest.skip("bubblewrap cannot run here")
+    (tmp_path / "peek.py").write_text(PEEK, encoding="utf-8")
+    bots = {"peekA": ["python", str(tmp_path / "peek.py")],
+            "peekB": ["python", str(tmp_path / "peek.py")]}
+    config = write_config(tmp_path, name="peek", bots=bots, variants=["argentine-1v1"],
+                          options=OPTIONS, games=1, concurrency=1)
+    if mode == "none":
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("[sandbox]\n", '[sandbox]\nmode = "none"\n'
+                                       "allow_unsandboxed = true\n"), encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert [(r["termination"], json.loads(r["strikes"])) for r in rows] == [("normal", [0, 0])]
+    seen = []
+    for seat_log in (tmp_path / "logs").rglob("*.peek*.log"):
+        seen += re.findall(r"peek: (\S+) (\S+)", seat_log.read_text())
+    assert len(seen) == 2, seen
+    if mode == "bubblewrap":
+        assert {server for server, _ in seen} == {"unix:/run/arena/referee.sock"}, seen
+        assert seen[0][1] != seen[1][1], seen
+    else:
+        assert all(re.fullmatch(r"127\.0\.0\.1:\d+", server) for server, _ in seen), seen
+        assert seen[0][0] == seen[1][0], seen
