@@ -16,7 +16,8 @@ referee never knows whether a seat is sandboxed. Two modes:
     program's directory when it lies outside the system, a fresh private writable ``/tmp``
     (HOME): a tmpfs of `TMP_MB` MiB (it fills up with ENOSPC, never the referee's disk; its
     pages count against the seat's memory cgroup, and it is gone with the seat), and the
-    referee's Unix socket at /run/arena/referee.sock.
+    referee's Unix socket at /run/arena/referee.sock (the seat's own when the jail is given
+    one, `Sandbox.jail`'s ``socket``: the runner opens a door per seat).
     What must stay hidden (the config file, the database and its -wal/-shm, replays, logs,
     other bots' directories) is left out: a bound directory that contains one of them is
     bound entry by entry, without it, so a file created there later is not visible either;
