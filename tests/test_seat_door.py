@@ -211,3 +211,25 @@ def test_each_sandboxed_seat_dials_a_socket_of_its_own(tmp_path: Path, mode: str
     else:
         assert all(re.fullmatch(r"127\.0\.0\.1:\d+", server) for server, _ in seen), seen
         assert seen[0][0] == seen[1][0], seen
+
+
+@pytest.mark.e2e
+@needs_bwrap
+def test_a_temp_folder_too_long_for_the_seats_sockets_is_one_clear_line(tmp_path: Path) -> None:
+    """With TMPDIR so long that a seat's socket path would pass Linux's 107 bytes, a
+    sandboxed tournament stops before any match with one line naming TMPDIR and the limit.
+    (Before: gRPC could not bind the shared socket, said nothing, and every launched bot
+    failed to connect.)"""
+    long_tmp = tmp_path / ("t" * 90)
+    long_tmp.mkdir()
+    bots = {"randA": python_bot(SAMPLE_BOTS / "random_bot.py"),
+            "randB": python_bot(SAMPLE_BOTS / "random_bot.py")}
+    config = write_config(tmp_path, name="longtmp", bots=bots, variants=["argentine-1v1"],
+                          options=OPTIONS, games=1, concurrency=1)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path,
+                env={"TMPDIR": str(long_tmp)})
+    assert run.returncode != 0, explain(run)
+    errors = [line for line in run.stderr.splitlines() if "TMPDIR" in line]
+    assert len(errors) == 1, explain(run)
+    assert "at most 107" in errors[0], errors
+    assert stored_matches(tmp_path / "arena.db") == [], "no match should have been played"

@@ -348,6 +348,8 @@ class TournamentRunner:
         if cfg.tls_key is not None:
             hidden.append(cfg.tls_key)
         try:
+            if self.sandbox_mode == "bubblewrap":
+                _check_socket_room(private)
             # No shared socket: each sandboxed seat gets one of its own (`_open_door`).
             self.sandbox = Sandbox(
                 self.sandbox_mode, hidden=hidden, pass_env=cfg.sandbox.pass_env,
@@ -598,7 +600,7 @@ class TournamentRunner:
             raise
 
     async def _open_door(
-        self, exits: AsyncExitStack, bot_name: str
+        self, exits: AsyncExitStack
     ) -> tuple[Path, SeatDoor, dict[str, Connection]] | None:
         """A sandboxed seat's own unix socket (in the private folder, bound into its sandbox
         only), served while `exits` is open, and watched: a seat flooding it with streams is
@@ -640,7 +642,7 @@ class TournamentRunner:
             log_path = bot_logs(self.config) / (
                 f"{file_stem(pairing.match_id)}.seat{seat}.{_safe(bot.name)[:32]}.log"
             )
-            opened = await self._open_door(exits, bot.name)
+            opened = await self._open_door(exits)
             try:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.launch_address, token=token,
@@ -773,6 +775,20 @@ class _SeatFailed(ArenaError):
         super().__init__(why)
         self.seat = seat
         self.why = why
+
+
+SOCKET_PATH_MAX = 107
+"""The longest path a unix socket may have on Linux (sun_path, 108 bytes with its NUL)."""
+
+
+def _check_socket_room(private: Path) -> None:
+    """Seats' sockets fit in `private`; else a one-line `ConfigError` naming TMPDIR."""
+    longest = private / "seat-9999999999.sock"
+    if len(os.fsencode(longest)) > SOCKET_PATH_MAX:
+        raise ConfigError(
+            f"TMPDIR: {private.parent} is too long for the seats' unix sockets "
+            f"({len(os.fsencode(longest))} bytes, at most {SOCKET_PATH_MAX}); set TMPDIR to "
+            f"a shorter folder")
 
 
 def _resolve(index: int, bot: BotSpec) -> list[str]:
