@@ -25,7 +25,8 @@ the seat's last reports, printed every 0.1 s, and of what its killed doors saw, 
 refused), ``referee took`` of those, the ones the referee handed to trio (own door: the
 killed seats' `accepted`; public: not counted).
 
-``BENCH_ARENA`` runs another `arena` executable (say, an older checkout's, for a before and
+``BENCH_FLOOD_ROWS`` (comma-separated row names) runs only those rows. ``BENCH_ARENA`` runs
+another `arena` executable (say, an older checkout's, for a before and
 after); the flooding bot is this checkout's either way.
 """
 
@@ -145,7 +146,9 @@ def _row(mode: str, games: int) -> dict[str, object]:
 
 def part(seconds: float) -> list[dict[str, object]]:
     games = int(os.environ.get("BENCH_FLOOD_GAMES", "2"))
-    return [_row(mode, games) for mode in ("no flood", "public TCP", "own door")]
+    modes = ("no flood", "public TCP", "own door")
+    wanted = os.environ.get("BENCH_FLOOD_ROWS")  # e.g. "public TCP,own door"
+    return [_row(mode, games) for mode in modes if not wanted or mode in wanted.split(",")]
 
 
 def door_part(seconds: float) -> list[dict[str, object]]:
