@@ -20,6 +20,7 @@ from bench import (
     rules_instructions,
     rules_speed,
     socket_count,
+    stream_flood,
     workers,
 )
 
@@ -34,6 +35,8 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "fairness": fairness.part,
     "workers": workers.part,
     "socket_count": socket_count.part,
+    "stream_flood": stream_flood.part,
+    "seat_door": stream_flood.door_part,
 }
 
 

@@ -421,9 +421,11 @@ DOOR = 16  # [faults] max_pending of the door-filling tournament
 def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
     tmp_path: Path,
 ) -> None:
-    """`doorfill` (tests/bots/hostile_doorfill.py), launched like any bot, opens three times
-    `max_pending` silent streams (each on a connection of its own: a connection holds two) to
-    the socket it shares with its opponent and opens another whenever one is closed, then
+    """`doorfill` (tests/bots/hostile_doorfill.py), launched like any bot, opens twice
+    `max_pending` silent streams (each on a connection of its own: a connection holds two)
+    through the launched bots' door (its own socket, into the silent streams the Hub counts
+    for every launched seat) and opens another whenever one is closed (`max_pending` more in
+    all: under its seat's 20 streams a second, 40 at once, which would kill it), then
     plays; its opponent starts 1.5 s later (late_start.py,
     below the SDK: no retry). The opponent never forfeits nor faults (the flooder may lose
     a match by its own flood, and at least one is played out), and the flood's streams were
@@ -432,8 +434,8 @@ def test_a_launched_bot_filling_the_bots_door_cannot_make_its_opponent_forfeit(
     dumps = tmp_path / "told"
     dumps.mkdir()
     bots = {
-        "doorfill": [*bot_cmd("hostile_doorfill"), "--streams", str(3 * DOOR),
-                     "--refills", str(10 * DOOR)],
+        "doorfill": [*bot_cmd("hostile_doorfill"), "--streams", str(2 * DOOR),
+                     "--refills", str(DOOR)],
         "late": bot_cmd("late_start"),
     }
     config = write_config(tmp_path, name="doorfill", bots=bots, variants=["argentine-1v1"],

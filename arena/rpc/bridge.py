@@ -61,8 +61,12 @@ While any server runs, the garbage collector is tuned for serving (`_QuietGc`), 
 gRPC loop measures its own lag (`GrpcServerThread.take_loop_lag`) for the runner's
 backpressure.
 
-The rest of arena depends only on the `MessageStream` and `StreamServer` shapes and on
-`serve_grpc`'s signature.
+A launched seat may get a listener of its own (`GrpcServerThread.seat_door`, a `SeatDoor`):
+one more grpc.aio server on the same loop, for one unix socket, opened and closed while the
+server runs; its streams arrive on ``launched_incoming`` like the other launched ones.
+
+The rest of arena depends only on the `MessageStream` and `StreamServer` shapes, on
+`serve_grpc`'s signature and on `seat_door`.
 """
 
 from __future__ import annotations
@@ -919,18 +923,79 @@ class _StreamRate:
     def allow(self, peer: str, now: float) -> bool:
         if not peer.startswith(("ipv4:", "ipv6:")):
             return True
-        allowance, then = self._buckets.get(peer, (self._burst, now))
+        return self.take(peer, now)
+
+    def take(self, key: str, now: float) -> bool:
+        """One stream from `key`'s bucket (any key: a peer, a seat's door)."""
+        allowance, then = self._buckets.get(key, (self._burst, now))
         allowance = min(self._burst, allowance + (now - then) * self.rate)
         if len(self._buckets) >= self.KEPT:  # forget buckets that have refilled
             full = self._burst / self.rate
             self._buckets = {p: b for p, b in self._buckets.items() if now - b[1] < full}
         if allowance < 1:
-            self._buckets[peer] = (allowance, now)
+            self._buckets[key] = (allowance, now)
             self.refused += 1
-            self.last_refused = peer
+            self.last_refused = key
             return False
-        self._buckets[peer] = (allowance - 1, now)
+        self._buckets[key] = (allowance - 1, now)
         return True
+
+
+@final
+class SeatDoor:
+    """One launched seat's own listener (`GrpcServerThread.seat_door`): a grpc.aio server of
+    its own on the gRPC loop, serving `address` (``unix:/path``) with the launched options.
+    Its streams arrive on ``launched_incoming`` with `address` as their peer, so the seat is
+    told apart from every other (gRPC names every unix peer ``unix:``). All its connections
+    share one token bucket of new streams (`rate` a second, twice as many at once); streams
+    over it are refused (RESOURCE_EXHAUSTED) on the gRPC thread, and once `flood_bound` have
+    been refused the door shuts there and then (its streams end RESOURCE_EXHAUSTED, saying
+    why; its server stops, so new connections are refused by the kernel) and `flooded` is
+    set, for its owner to deal with the seat. trio reads `refused` and `accepted` (written
+    on the gRPC thread)."""
+
+    def __init__(self, address: str, rate: float, flood_bound: int) -> None:
+        self.address = address
+        self.rate = rate
+        self.flood_bound = flood_bound
+        self.accepted = 0  # streams handed to trio
+        self.refused = 0  # streams refused for the rate
+        self.flooded = trio.Event()  # trio side: `flood_bound` streams refused
+        self._bucket = _StreamRate(rate)  # gRPC thread only, from here down
+        self._server: grpc.aio.Server | None = None
+        self._live: set[_AsyncioSide[Any, Any]] = set()
+        self._flagged = False
+        self._shut: asyncio.Task[None] | None = None  # the door shutting after a flood
+        # trio side
+        self._opened = trio.Event()
+        self._closed = trio.Event()
+        self._news = trio.Event()  # flooded or closed
+        self._error: BaseException | None = None
+
+    async def flood(self) -> bool:
+        """Wait until the seat floods its door (True) or the door closes (False)."""
+        await self._news.wait()
+        return self.flooded.is_set()
+
+    def _admit(self, now: float) -> bool:
+        """gRPC thread: whether a new stream may come in; flags a flood at the bound."""
+        if self._bucket.take(self.address, now):
+            self.accepted += 1
+            return True
+        self.refused += 1
+        return False
+
+    def _on_opened(self, error: BaseException | None) -> None:
+        self._error = error
+        self._opened.set()
+
+    def _on_flooded(self) -> None:
+        self.flooded.set()
+        self._news.set()
+
+    def _on_closed(self) -> None:
+        self._closed.set()
+        self._news.set()
 
 
 @final
@@ -982,6 +1047,9 @@ class GrpcServerThread:
         apart (`launched_options`); nothing otherwise."""
         self._streams = _StreamRate(streams_per_second) if streams_per_second else None
         self._servers: tuple[grpc.aio.Server, ...] = ()  # gRPC thread only
+        self._doors: set[SeatDoor] = set()  # seats' own servers (`seat_door`), gRPC thread
+        self._door_tasks: dict[SeatDoor, asyncio.Task[None]] = {}  # their opening, ditto
+        self._trio_doors: set[SeatDoor] = set()  # the same, trio thread
         host = _host_loop()
         self._loop = asyncio.new_event_loop() if host is None else host
         self._pump = (
@@ -1030,6 +1098,32 @@ class GrpcServerThread:
         count, self._streams.refused = self._streams.refused, 0
         return count, self._streams.last_refused
 
+    @asynccontextmanager
+    async def seat_door(
+        self, address: str, *, rate: float, flood_bound: int
+    ) -> AsyncIterator[SeatDoor]:
+        """Serve `address` (``unix:/path``, a path nobody else is given) for ONE launched
+        seat while the block runs: a grpc.aio server of its own on the gRPC loop, with the
+        launched options (grpc.aio cannot add a port to a started server), whose streams
+        arrive on ``launched_incoming`` named by `address` (`SeatDoor`). New streams over all
+        its connections are held to `rate` a second; after `flood_bound` refused, the door shuts
+        and its `flooded` is set. Leaving the block aborts its streams (UNAVAILABLE) and stops
+        it (~0.4 ms each way: `python -m bench seat_door`)."""
+        door = SeatDoor(address, rate, flood_bound)
+        self._trio_doors.add(door)
+        try:
+            if not self._crossing.to_asyncio(self._spawn_door, door):
+                raise RuntimeError(f"could not open {address}: the gRPC server has stopped")
+            await door._opened.wait()
+            if door._error is not None:
+                raise RuntimeError(f"could not listen on {address}: {door._error}")
+            yield door
+        finally:
+            with trio.CancelScope(shield=True):
+                if self._crossing.to_asyncio(self._spawn_door, door, False):
+                    await door._closed.wait()
+            self._trio_doors.discard(door)
+
     async def _start(self) -> None:
         trio.lowlevel.add_instrument(self._batch_end)
         if self._pump is not None:
@@ -1076,6 +1170,9 @@ class GrpcServerThread:
         self._thread_error = error
         self._started.set()
         self._stopped.set()
+        for door in self._trio_doors:  # nothing on the gRPC loop will answer them now
+            door._opened.set()
+            door._on_closed()
 
     def _deliver(self, stream: BridgedStream[Any, Any], launched: bool = False) -> None:
         try:
@@ -1160,6 +1257,62 @@ class GrpcServerThread:
             # Whatever is still running after the grace period is cancelled.
             for one in self._servers:
                 await one.stop(max(0.0, deadline - loop.time()))
+            for door in list(self._doors):  # seats' doors still open (their owner is late)
+                if door._server is not None:
+                    with suppress(Exception):
+                        await door._server.stop(0)
+
+    def _spawn_door(self, door: SeatDoor, opening: bool = True) -> None:
+        """Open (or close) `door` in a task of the gRPC loop (a callback: never raises)."""
+        if opening:
+            self._door_tasks[door] = self._loop.create_task(self._open_door(door))
+        else:
+            self._loop.create_task(self._close_door(door))
+
+    async def _open_door(self, door: SeatDoor) -> None:
+        error: BaseException | None = None
+        try:
+            if not self._accepting:
+                error = RuntimeError("the server is shutting down")
+                return
+            server = grpc.aio.server(options=self._launched_options or self._options)
+            self._register(server, launched=True, door=door)
+            door._server = server
+            self._doors.add(door)
+            if not server.add_insecure_port(door.address):
+                error = RuntimeError("grpc could not bind it")
+                return
+            await server.start()
+        except BaseException as exc:  # handed to trio, which raises it in `seat_door`
+            error = exc
+            _forget_locals(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+        finally:
+            self._crossing.to_trio(door._on_opened, error)
+
+    async def _close_door(self, door: SeatDoor) -> None:
+        try:
+            opening = self._door_tasks.pop(door, None)
+            if opening is not None:
+                with suppress(BaseException):
+                    await opening
+            if door._shut is None:
+                await self._shut_door(door, grpc.StatusCode.UNAVAILABLE, "the seat is over")
+            else:
+                with suppress(BaseException):
+                    await door._shut
+        finally:
+            self._doors.discard(door)
+            self._crossing.to_trio(door._on_closed)
+
+    @staticmethod
+    async def _shut_door(door: SeatDoor, code: grpc.StatusCode, details: str) -> None:
+        """End the door's streams with `code` and stop its server (gRPC thread)."""
+        for side in list(door._live):
+            side.abort(code, details)
+        if door._server is not None:
+            await door._server.stop(0)
 
     async def _probe_loop_lag(self) -> None:
         loop = asyncio.get_running_loop()
@@ -1170,12 +1323,14 @@ class GrpcServerThread:
             if lag > self._loop_lag:
                 self._loop_lag = lag
 
-    def _register(self, server: grpc.aio.Server, *, launched: bool = False) -> None:
+    def _register(
+        self, server: grpc.aio.Server, *, launched: bool = False, door: SeatDoor | None = None
+    ) -> None:
         by_service: dict[str, dict[str, grpc.RpcMethodHandler]] = {}
         for route in self._routes:
             by_service.setdefault(route.service, {})[route.method] = (
                 grpc.stream_stream_rpc_method_handler(
-                    self._handler(route, launched),
+                    self._handler(route, launched, door),
                     request_deserializer=_tolerant(route),
                     response_serializer=route.response_serializer,
                 )
@@ -1187,27 +1342,48 @@ class GrpcServerThread:
             server.add_registered_method_handlers(service, handlers)
 
     def _handler(
-        self, route: StreamRoute, launched: bool = False
+        self, route: StreamRoute, launched: bool = False, door: SeatDoor | None = None
     ) -> Callable[[object, grpc.aio.ServicerContext], Any]:
         async def handle(request_iterator: object, context: grpc.aio.ServicerContext) -> None:
-            await self._serve_stream(route, context, launched)
+            await self._serve_stream(route, context, launched, door)
 
         return handle
 
     async def _serve_stream(
-        self, route: StreamRoute, context: grpc.aio.ServicerContext, launched: bool = False
+        self,
+        route: StreamRoute,
+        context: grpc.aio.ServicerContext,
+        launched: bool = False,
+        door: SeatDoor | None = None,
     ) -> None:
         if not self._accepting:
             context.set_code(grpc.StatusCode.UNAVAILABLE)
             context.set_details("the server is shutting down")
             return
-        peer = context.peer()
-        if self._streams is not None and not self._streams.allow(peer, time.monotonic()):
+        if door is not None:  # a seat's own door: named by it, one bucket for the seat
+            peer = door.address
+            if not door._admit(time.monotonic()):
+                if door.refused >= door.flood_bound and not door._flagged:
+                    # Flooded: the door shuts at once, here (its streams end, new
+                    # connections are refused by the kernel), and trio is told.
+                    door._flagged = True
+                    door._shut = asyncio.get_running_loop().create_task(self._shut_door(
+                        door, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                        f"this seat opened streams faster than {door.rate:g} per second "
+                        f"({door.refused} refused, a stream flood): its door is shut"))
+                    self._crossing.to_trio(door._on_flooded)
+                context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
+                context.set_details(f"this seat opens more than {door.rate:g} streams per second")
+                return
+        else:
+            peer = context.peer()
+        rate = self._streams if door is None else None
+        if rate is not None and not rate.allow(peer, time.monotonic()):
             # A connection opening streams faster than any client needs (a stream flood):
             # refused here, on the gRPC thread, before trio hears of it.
             context.set_code(grpc.StatusCode.RESOURCE_EXHAUSTED)
             context.set_details(
-                f"this connection opens more than {self._streams.rate:g} streams per second"
+                f"this connection opens more than {rate.rate:g} streams per second"
             )
             return
         stream: BridgedStream[Any, Any] = BridgedStream(
@@ -1223,12 +1399,16 @@ class GrpcServerThread:
         task = asyncio.current_task()
         assert task is not None  # grpc runs every handler in a task
         self._live[side] = task
+        if door is not None:
+            door._live.add(side)
         try:
             if not self._crossing.to_trio(self._deliver, stream, launched):
                 side.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
             await side.run()
         finally:
             del self._live[side]
+            if door is not None:
+                door._live.discard(side)
 
 
 def _forget_locals(exc: BaseException) -> None:

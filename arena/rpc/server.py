@@ -20,9 +20,10 @@ import secrets
 import time
 from collections import Counter, OrderedDict
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager, suppress
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -46,8 +47,10 @@ from arena.referee import (
 from arena.rpc import convert, encode, peers
 from arena.rpc.bridge import (
     BadMessage,
+    GrpcServerThread,
     MessageStream,
     MessageTooLarge,
+    SeatDoor,
     StreamClosed,
     StreamRoute,
     serve_grpc,
@@ -873,6 +876,25 @@ STREAMS_PER_SECOND = 20.0
 """New streams a TCP connection may open per second (twice as many at once); more are
 refused (RESOURCE_EXHAUSTED) on the gRPC thread before trio hears of them: a client opening
 and resetting streams as fast as it can (a "rapid reset" flood) costs the referee little."""
+
+SEAT_FLOOD_BOUND = 50
+"""Streams refused at one launched seat's own door (`seat_door`, held to
+`STREAMS_PER_SECOND` over all its connections, twice that at once) before the seat counts as
+flooding it: an honest bot opens one stream a match (a few if it reconnects, seconds apart),
+so it would have to open 90 within about two seconds; a flood reaches it in a fraction of a
+second (each refused stream costs the referee's gRPC thread a handler call: the fewer the
+better; 200 let three floods at once strike honest opponents in their own matches)."""
+
+
+def seat_door(server: GrpcServerThread, path: Path) -> AbstractAsyncContextManager[SeatDoor]:
+    """One launched seat's own door while the block runs: ``unix:`` `path`, served apart
+    on the referee's gRPC loop (`GrpcServerThread.seat_door`); its streams reach the hub
+    through the launched door, named by the path. New streams over all the seat's
+    connections are held to `STREAMS_PER_SECOND`; the door's ``flooded`` is set once
+    `SEAT_FLOOD_BOUND` were refused. Yields the `SeatDoor`."""
+    return server.seat_door(f"unix:{path}", rate=STREAMS_PER_SECOND,
+                            flood_bound=SEAT_FLOOD_BOUND)
+
 
 FD_RESERVE = 128
 """File descriptors kept out of reach of incoming connections: for the database, log and

@@ -117,6 +117,8 @@ class SeatProcess:
         self.drained = trio.Event()
         self.cleaned = False
         self.counter: SocketCounter | None = None  # `[limits] sockets`, when set
+        self.killed_for: str | None = None  # why the referee killed it (`kill`), if it did
+        self._sink: _CappedLog | None = None
 
     @property
     def pid(self) -> int:
@@ -141,8 +143,10 @@ class SeatProcess:
         bot_dir: Path | None = None,
         env: Mapping[str, str] | None = None,
         others: Iterable[Path] = (),
+        socket: Path | None = None,
     ) -> SeatProcess:
-        """Start the bot in its jail; its output is drained by a task in `nursery`."""
+        """Start the bot in its jail; its output is drained by a task in `nursery`.
+        `socket`: the seat's own door to the referee, for a sandbox to bind (`Sandbox.jail`)."""
         limits = limits or BotLimits()
         sandbox = sandbox or Sandbox("none")
         log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,7 +161,7 @@ class SeatProcess:
         if tls_ca is not None:
             seat_env["ARENA_TLS_CA"] = str(tls_ca.resolve())  # the certificate to trust
         jail = sandbox.jail(argv, cwd=cwd, bot_dir=bot_dir, env=seat_env, limits=limits,
-                            others=others)
+                            others=others, socket=socket)
         for note in jail.notes:
             log.warning("seat_jail", bot=bot_name, detail=note)
         try:
@@ -174,7 +178,7 @@ class SeatProcess:
             os.close(token_read)
             jail.close_fds()
         seat = cls(process, log_path, jail)
-        sink = _CappedLog(log_path, limits.log_mb * 1024 * 1024)
+        sink = seat._sink = _CappedLog(log_path, limits.log_mb * 1024 * 1024)
         nursery.start_soon(seat._drain, sink)
         if limits.sockets:
             seat.counter = SocketCounter(
@@ -222,14 +226,21 @@ class SeatProcess:
                 log.warning("seat_socket_flood", pid=self.pid, sockets=held, most=most,
                             how=found.how, over_budget=found.over_budget,
                             log=str(self.log_path))
-                with contextlib.suppress(OSError, ValueError):  # ValueError: closed
-                    sink.write(f"\n[arena] {note}\n".encode())
-                self._signal(signal.SIGKILL)
-                if self.jail.cgroup is not None:
-                    await self.jail.cgroup.kill()
+                await self.kill(note)
                 return
             with trio.move_on_after(SOCKET_WATCH_S):
                 await self.process.wait()
+
+    async def kill(self, note: str) -> None:
+        """Kill the seat now (SIGKILL, then its cgroup), for the reason `note`, which is
+        written into its log and kept in `killed_for`."""
+        self.killed_for = self.killed_for or note
+        if self._sink is not None:
+            with contextlib.suppress(OSError, ValueError):  # ValueError: closed
+                self._sink.write(f"\n[arena] {note}\n".encode())
+        self._signal(signal.SIGKILL)
+        if self.jail.cgroup is not None:
+            await self.jail.cgroup.kill()
 
     async def _drain(self, sink: _CappedLog) -> None:
         stream = self.process.stdout

@@ -17,7 +17,7 @@ import secrets
 import shutil
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,8 @@ import trio
 
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
-from arena.rpc.server import Connection, Hub, serve_referee
+from arena.rpc.bridge import GrpcServerThread, SeatDoor
+from arena.rpc.server import Connection, Hub, seat_door, serve_referee
 from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Action, Match, Signal
 from arena.tournament.config import BotSpec, TournamentConfig, changed_on_resume, decisive
@@ -129,10 +130,19 @@ class Plan:
 class _Seat:
     """A seat's connection, and the process behind it if the referee launched it."""
 
-    def __init__(self, link: SeatLink, conn: Connection, process: SeatProcess | None) -> None:
+    def __init__(self, link: SeatLink, conn: Connection, process: SeatProcess | None,
+                 door: AsyncExitStack | None = None) -> None:
         self.link = link
         self.conn = conn
         self.process = process
+        self.door = door  # closes the seat's own door (sandboxed seats), after the process
+
+    async def end(self) -> None:
+        """Stop the seat's process, then close its door."""
+        assert self.process is not None
+        await self.process.stop()
+        if self.door is not None:
+            await self.door.aclose()
 
 
 class TournamentRunner:
@@ -204,6 +214,11 @@ class TournamentRunner:
         self.unsandboxed = bool(self.argv or launches) and self.sandbox_mode == "none"
         self.sandbox: Sandbox | None = None
         self._drain_nursery: trio.Nursery | None = None
+        # While serving, sandboxed: the gRPC server and the private folder where each seat
+        # gets a door of its own (`_open_door`), and how many were opened.
+        self._server: GrpcServerThread | None = None
+        self._private: Path | None = None
+        self._doors_opened = 0
         # The engine's match of a pairing (an executor's worker forwards each move it makes).
         # Told each move a match applies (the processes executor's workers forward them to
         # the coordinator's copy of the match, for its spectators).
@@ -345,8 +360,7 @@ class TournamentRunner:
             credentials = grpc.ssl_server_credentials(
                 [(cfg.tls_key.read_bytes(), cfg.tls_cert.read_bytes())]
             )
-        private = private_run_dir()  # 0700: the referee's socket, unsandboxed seats' temp dirs
-        socket = private / "referee.sock"
+        private = private_run_dir()  # 0700: the seats' sockets, unsandboxed seats' temp dirs
         hidden = [*([cfg.database] if isinstance(cfg.database, Path) else []),  # a file
                   cfg.replays, cfg.logs, private,
                   *([cfg.source] if cfg.source is not None else []),
@@ -354,8 +368,11 @@ class TournamentRunner:
         if cfg.tls_key is not None:
             hidden.append(cfg.tls_key)
         try:
+            if self.sandbox_mode == "bubblewrap":
+                _check_socket_room(private)
+            # No shared socket: each sandboxed seat gets one of its own (`_open_door`).
             self.sandbox = Sandbox(
-                self.sandbox_mode, hidden=hidden, socket=socket, pass_env=cfg.sandbox.pass_env,
+                self.sandbox_mode, hidden=hidden, pass_env=cfg.sandbox.pass_env,
                 writable=cfg.sandbox.writable, temp_root=private,
             )
             # exist, so a sandbox can leave them out (a worker writes no replay)
@@ -373,22 +390,24 @@ class TournamentRunner:
                 try:
                     async with serve_referee(
                         self.hub, cfg.listen, credentials=credentials,
-                        local_addresses=(f"unix:{socket}",),
-                        # Launched bots get listeners of their own (the unix socket when
-                        # sandboxed, a private TCP port when not): a flood at the door of
-                        # `listen` cannot keep them out.
+                        # Launched bots get listeners of their own (a unix socket per seat
+                        # when sandboxed, `_open_door`; a private TCP port when not): a flood
+                        # at the door of `listen` cannot keep them out.
                         private_address=f"{host}:0",
                         spectators=self.spectators,  # arena.v1.Spectator
                     ) as server, trio.open_nursery() as drains:
                         self.address = f"{host}:{server.port}"
                         self.launch_address = f"{host}:{server.more_ports[0]}"
                         self.wire_lag = server.take_loop_lag
+                        if self.sandbox.mode == "bubblewrap":
+                            self._server, self._private = server, private
                         self.started_at = trio.current_time()
                         self._drain_nursery = drains  # seats' output drains end with them
                         try:
                             yield self.address
                         finally:
                             self._drain_nursery = None
+                            self._server = self._private = None
                             with trio.move_on_after(5) as cleanup:
                                 cleanup.shield = True
                                 await self.hub.close_all()  # remote bots: a clean end
@@ -592,7 +611,50 @@ class TournamentRunner:
 
     async def _connect_seat(self, pairing: Pairing, game: Match, seat: int) -> _Seat:
         bot = seat_bots(pairing, game.team_of)[seat]
+        exits = AsyncExitStack()  # the seat's own door, if it gets one
+        try:
+            return await self._connect_seat_through(pairing, game, seat, bot, exits)
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await exits.aclose()
+            raise
+
+    async def _open_door(
+        self, exits: AsyncExitStack
+    ) -> tuple[Path, SeatDoor, dict[str, Connection]] | None:
+        """A sandboxed seat's own unix socket (in the private folder, bound into its sandbox
+        only), served while `exits` is open, and watched: a seat flooding it with streams is
+        killed (`_watch_door`). None when seats are not sandboxed (they dial the private TCP
+        port, where the referee checks the connecting process instead)."""
+        if self._server is None or self._private is None:
+            return None
+        self._doors_opened += 1
+        path = self._private / f"seat-{self._doors_opened}.sock"
+        door = await exits.enter_async_context(seat_door(self._server, path))
+        found: dict[str, Connection] = {}  # "conn": the seat's connection, once it has one
+        return path, door, found
+
+    async def _watch_door(self, door: SeatDoor, process: SeatProcess, bot_name: str,
+                          found: dict[str, Connection]) -> None:
+        """Kill the seat if it floods its door (its match is then lost by disconnect, or
+        forfeited before it began, charged to it), as one holding too many sockets is."""
+        if not await door.flood():
+            return
+        note = (f"killed by the referee: it opened streams on its own door faster than "
+                f"{door.rate:g} per second ({door.refused} refused, a stream flood)")
+        log.warning("seat_stream_flood", bot=bot_name, pid=process.pid, refused=door.refused,
+                    accepted=door.accepted, per_second=door.rate, log=str(process.log_path))
+        conn = found.get("conn")
+        if conn is not None:  # the match learns why its seat is gone (if the door has not
+            with trio.move_on_after(1):  # told it already: it shut at the flood, `SeatDoor`)
+                await conn.close(note)
+        await process.kill(note)
+
+    async def _connect_seat_through(
+        self, pairing: Pairing, game: Match, seat: int, bot: BotSpec, exits: AsyncExitStack
+    ) -> _Seat:
         process: SeatProcess | None = None
+        opened = None
         if bot.launched:
             token = self.hub.new_token()
             # Bound to the seat's process tree once it runs: a sibling cannot take the seat.
@@ -600,6 +662,7 @@ class TournamentRunner:
             log_path = bot_logs(self.config) / (
                 f"{file_stem(pairing.match_id)}.seat{seat}.{_safe(bot.name)[:32]}.log"
             )
+            opened = await self._open_door(exits)
             try:
                 process = await SeatProcess.start(
                     self.argv[bot.name], cwd=bot.cwd, server=self.launch_address, token=token,
@@ -607,11 +670,15 @@ class TournamentRunner:
                     tls_ca=self.config.tls_cert, nursery=self._drains(), sandbox=self.sandbox,
                     bot_dir=self.bot_dirs[bot.name], env=dict(bot.env),
                     others=[d for n, d in self.bot_dirs.items() if n != bot.name],
+                    socket=opened[0] if opened is not None else None,
                 )
             except OSError as exc:
                 self.hub.revoke(token)
                 raise _SeatFailed(seat, f"{bot.name} could not start: {exc}") from None
             self.hub.bind_owner(token, process.pid)
+            if opened is not None:
+                self._drains().start_soon(self._watch_door, opened[1], process, bot.name,
+                                          opened[2])
         else:
             token = bot.token
         try:
@@ -624,8 +691,10 @@ class TournamentRunner:
         finally:
             if bot.launched:
                 self.hub.revoke(token)  # one-off: nobody else gets in with it
+        if opened is not None:
+            opened[2]["conn"] = conn
         link = conn.link(pairing.match_id, seat, bot.name, reconnect=not bot.launched)
-        return _Seat(link, conn, process)
+        return _Seat(link, conn, process, exits if opened is not None else None)
 
     async def _await_remote(self, bot: BotSpec, seat: int) -> Connection:
         """A remote bot's connection. No wait is unbounded or silent: a bot that never
@@ -690,6 +759,7 @@ class TournamentRunner:
             raise _SeatFailed(
                 seat,
                 f"{bot.name} exited with code {process.process.returncode} before connecting"
+                + (f" ({process.killed_for})" if process.killed_for else "")
                 + (f"; its last output:\n{tail}" if tail else ""),
             )
         raise _SeatFailed(seat, f"{bot.name} did not connect within {self.connect_timeout} s")
@@ -701,7 +771,7 @@ class TournamentRunner:
                     continue
                 if taken.process is not None:
                     await taken.conn.close("match over")
-                    nursery.start_soon(taken.process.stop)
+                    nursery.start_soon(taken.end)
 
 
 START_MATCHES = 8
@@ -725,6 +795,20 @@ class _SeatFailed(ArenaError):
         super().__init__(why)
         self.seat = seat
         self.why = why
+
+
+SOCKET_PATH_MAX = 107
+"""The longest path a unix socket may have on Linux (sun_path, 108 bytes with its NUL)."""
+
+
+def _check_socket_room(private: Path) -> None:
+    """Seats' sockets fit in `private`; else a one-line `ConfigError` naming TMPDIR."""
+    longest = private / "seat-9999999999.sock"
+    if len(os.fsencode(longest)) > SOCKET_PATH_MAX:
+        raise ConfigError(
+            f"TMPDIR: {private.parent} is too long for the seats' unix sockets "
+            f"({len(os.fsencode(longest))} bytes, at most {SOCKET_PATH_MAX}); set TMPDIR to "
+            f"a shorter folder")
 
 
 def _resolve(index: int, bot: BotSpec) -> list[str]:

@@ -16,7 +16,8 @@ referee never knows whether a seat is sandboxed. Two modes:
     program's directory when it lies outside the system, a fresh private writable ``/tmp``
     (HOME): a tmpfs of `TMP_MB` MiB (it fills up with ENOSPC, never the referee's disk; its
     pages count against the seat's memory cgroup, and it is gone with the seat), and the
-    referee's Unix socket at /run/arena/referee.sock.
+    referee's Unix socket at /run/arena/referee.sock (the seat's own when the jail is given
+    one, `Sandbox.jail`'s ``socket``: the runner opens a door per seat).
     What must stay hidden (the config file, the database and its -wal/-shm, replays, logs,
     other bots' directories) is left out: a bound directory that contains one of them is
     bound entry by entry, without it, so a file created there later is not visible either;
@@ -401,9 +402,13 @@ class Sandbox:
         env: Mapping[str, str],
         limits: BotLimits,
         others: Iterable[Path] = (),
+        socket: Path | None = None,
     ) -> SeatJail:
         """The jail of one seat: `argv` (already resolved) run in `cwd` with the ARENA_*
-        variables and the bot's own `env`; `others` are the other bots' directories."""
+        variables and the bot's own `env`; `others` are the other bots' directories.
+        `socket`, if given, is this seat's own door to the referee (bound at
+        `SOCKET_IN_SANDBOX` instead of the run's `socket`)."""
+        door = socket if socket is not None else self.socket
         cwd = cwd.resolve()  # a config given by a relative path has a relative folder
         temp: Path | None = None
         if self.mode == "none":
@@ -416,12 +421,13 @@ class Sandbox:
                 cgroup = self.cgroups.seat(limits.memory_mb, limits.processes)
             except OSError as exc:
                 notes.append(f"no seat cgroup ({exc}); memory capped by address space")
-        clean = self._environment(env, home=str(temp) if temp is not None else "/tmp")
+        clean = self._environment(env, home=str(temp) if temp is not None else "/tmp",
+                                  socket=door)
         cmd = list(argv)
         fds: list[int] = []
         if self.mode == "bubblewrap":
             cmd = self._bwrap(cmd, cwd=cwd, bot_dir=bot_dir, env=clean, others=others,
-                              fds=fds, tmp_mb=limits.tmp_mb)
+                              fds=fds, tmp_mb=limits.tmp_mb, socket=door)
         prefix = launch_prefix(cgroup)
         rlimits = self._rlimits(limits, capped_by_cgroup=cgroup is not None)
         if rlimits and self.prlimit:
@@ -429,7 +435,7 @@ class Sandbox:
         sealed = self.mode == "bubblewrap" and self.userns and disables_userns()
         return SeatJail(prefix + cmd, clean, cwd if self.mode == "none" else Path("/"), temp,
                         cgroup, self.mode == "bubblewrap", notes, fds, own_netns=sealed,
-                        referee_socket=str(self.socket) if self.socket is not None else None)
+                        referee_socket=str(door) if door is not None else None)
 
     def _rlimits(self, limits: BotLimits, *, capped_by_cgroup: bool) -> list[str]:
         args: list[str] = []
@@ -442,7 +448,9 @@ class Sandbox:
             args.append(f"--as={size}:{size}")
         return args
 
-    def _environment(self, env: Mapping[str, str], home: str) -> dict[str, str]:
+    def _environment(
+        self, env: Mapping[str, str], home: str, socket: Path | None = None
+    ) -> dict[str, str]:
         clean = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "TMPDIR": home}
         if self.mode == "none":
             clean["PATH"] = os.environ.get("PATH", clean["PATH"])
@@ -450,7 +458,7 @@ class Sandbox:
             if name in _ENV_KEEP or name.startswith("LC_") or name in self.pass_env:
                 clean[name] = value
         clean.update(env)
-        if self.socket is not None and self.mode == "bubblewrap":
+        if socket is not None and self.mode == "bubblewrap":
             # The sandbox's only way out. Unsandboxed seats keep the loopback TCP address the
             # launcher gives them: there the referee checks that the connecting socket belongs
             # to the seat's own process tree (a unix socket's peer cannot be checked that way,
@@ -469,6 +477,7 @@ class Sandbox:
         others: Iterable[Path],
         fds: list[int],
         tmp_mb: int = TMP_MB,
+        socket: Path | None = None,
     ) -> list[str]:
         bwrap = shutil.which("bwrap")
         assert bwrap is not None  # the mode was chosen by probe_bubblewrap
@@ -510,8 +519,8 @@ class Sandbox:
             binds.append((folder, ["--bind", str(folder), str(folder)]))
         for _, bind in sorted(binds, key=lambda b: len(b[0].parts)):
             args += bind
-        if self.socket is not None:
-            args += ["--bind", str(self.socket), SOCKET_IN_SANDBOX]
+        if socket is not None:
+            args += ["--bind", str(socket), SOCKET_IN_SANDBOX]
         args += ["--dir", str(cwd), "--chdir", str(cwd), "--clearenv"]
         for name, value in sorted(env.items()):
             args += ["--setenv", name, value]

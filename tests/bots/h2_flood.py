@@ -24,7 +24,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import select
+import signal
 import socket
 import threading
 import time
@@ -174,14 +176,23 @@ def main() -> None:
             except OSError:
                 time.sleep(0.05)  # refused at accept: try again
 
+    def report() -> None:
+        with stats.lock:
+            print(json.dumps({**stats.counts, "statuses": dict(stats.statuses),
+                              "max_streams": stats.max_streams, "most_open": stats.most_open}),
+                  flush=True)
+
+    def stopped(signum: int, frame: object) -> None:  # SIGTERM: report what it saw, then go
+        report()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stopped)
     threads = [threading.Thread(target=worker, daemon=True) for _ in range(args.connections)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    print(json.dumps({**stats.counts, "statuses": dict(stats.statuses),
-                      "max_streams": stats.max_streams, "most_open": stats.most_open}),
-          flush=True)
+    report()
 
 
 if __name__ == "__main__":
