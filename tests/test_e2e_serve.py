@@ -65,7 +65,8 @@ token = "tok-js-0123456789abcdef"
             ),
             subprocess.Popen(
                 ["node", str(ROOT / "sample_bots" / "js_random" / "bot.js"),
-                 "--server", address, "--token", "tok-js-0123456789abcdef", "--name", "js", "--seed", "3"],
+                 "--server", address, "--token", "tok-js-0123456789abcdef", "--name", "js",
+                 "--seed", "3"],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             ),
         ]
