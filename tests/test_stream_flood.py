@@ -30,6 +30,7 @@ import pytest
 import trio
 from structlog.testing import capture_logs
 
+from arena.rpc.bridge import HOST_STREAM_FACTOR
 from arena.rpc.server import (
     LAUNCHED_STREAMS_PER_CONNECTION,
     STREAMS_PER_CONNECTION,
@@ -80,7 +81,7 @@ class _CountingHub(Hub):
 
 
 def _watch_flood(tmp_path: Path, *, keep: int, rude: bool, door: str = "network",
-                 ) -> tuple[dict[str, Any], int, dict[str, int], str]:
+                 connections: int = 2) -> tuple[dict[str, Any], int, dict[str, int], str]:
     """A served referee (network address + launched bots' unix socket) under a 4 s flood
     through `door` (its network address, or the launched bots' socket, as a launched bot
     could); meanwhile a launched client (raw grpcio, no SDK) says hello through the socket.
@@ -93,7 +94,8 @@ def _watch_flood(tmp_path: Path, *, keep: int, rude: bool, door: str = "network"
         hub.admit("launched", "bot")
         async with serve_referee(hub, local_addresses=(f"unix:{socket_path}",)) as server:
             target = f"127.0.0.1:{server.port}" if door == "network" else f"unix:{socket_path}"
-            flooder = _flooder(target, seconds=4, keep=keep, rude=rude)
+            flooder = _flooder(target, seconds=4, keep=keep, rude=rude,
+                               connections=connections)
             most = 0
             first = "nothing"
             hello_at = trio.current_time() + 1.5  # well into the flood
@@ -168,6 +170,19 @@ def test_a_rapid_reset_flood_reaches_the_referee_at_a_bounded_rate(tmp_path: Pat
     assert refused, [e["event"] for e in logs]
     assert all(e["peer"].startswith("ipv4:127.0.0.1:") for e in refused), refused
     assert len(refused) <= 6, refused  # once a second at most, over a 4 s flood
+
+
+def test_many_connections_of_one_host_share_one_stream_budget(tmp_path: Path) -> None:
+    """The same rapid-reset flood over 12 connections, each under its own 20 streams a
+    second (a hostile review, round 4, kept 300 connections so): the referee is handed at
+    most HOST_STREAM_FACTOR connections' worth from the host, 50 a second and 100 at once,
+    not 12 connections' worth (up to ~1,400 over the flood before); a launched client is
+    still welcomed."""
+    report, _most, seen, first = _watch_flood(tmp_path, keep=1, rude=False, connections=12)
+    assert report["opened"] > 1000, report
+    host_rate = HOST_STREAM_FACTOR * STREAMS_PER_SECOND
+    assert seen["network"] <= 2 * host_rate + 6 * host_rate, (seen, report)
+    assert first == "welcome", first
 
 
 def _free_port() -> int:

@@ -903,6 +903,11 @@ def quiet_gc() -> Iterator[None]:
 # --------------------------------------------------------------------------- the server
 
 
+HOST_STREAM_FACTOR = 2.5
+"""New streams one host may open a second over all its connections, in connections' worth
+(`streams_per_second` each): 50 a second, 100 at once, at the default 20."""
+
+
 @final
 class _StreamRate:
     """New streams per TCP connection (a gRPC peer string names one: its client port), a
@@ -913,17 +918,26 @@ class _StreamRate:
 
     KEPT = 4096  # buckets kept before the full ones are forgotten
 
-    def __init__(self, rate: float) -> None:
+    def __init__(self, rate: float, host_rate: float | None = None) -> None:
         self.rate = rate
         self._burst = 2 * rate
         self._buckets: dict[str, tuple[float, float]] = {}  # peer -> (allowance, when)
         self.refused = 0  # streams refused since trio last took the count
         self.last_refused = ""  # the peer refused last
+        # Every connection of one host together (its peer strings without the port): a
+        # hostile review (round 4) kept 300 connections each under its own rate.
+        self.hosts = _StreamRate(host_rate) if host_rate else None
 
     def allow(self, peer: str, now: float) -> bool:
         if not peer.startswith(("ipv4:", "ipv6:")):
             return True
-        return self.take(peer, now)
+        if not self.take(peer, now):
+            return False
+        if self.hosts is not None and not self.hosts.take(peer.rsplit(":", 1)[0], now):
+            self.refused += 1
+            self.last_refused = peer
+            return False
+        return True
 
     def take(self, key: str, now: float) -> bool:
         """One stream from `key`'s bucket (any key: a peer, a seat's door)."""
@@ -1045,7 +1059,8 @@ class GrpcServerThread:
         self.launched_incoming: trio.MemoryReceiveChannel[BridgedStream[Any, Any]] = receive
         """New streams through `more_addresses` and `local_addresses` when they are served
         apart (`launched_options`); nothing otherwise."""
-        self._streams = _StreamRate(streams_per_second) if streams_per_second else None
+        self._streams = (_StreamRate(streams_per_second, HOST_STREAM_FACTOR * streams_per_second)
+                         if streams_per_second else None)
         self._servers: tuple[grpc.aio.Server, ...] = ()  # gRPC thread only
         self._doors: set[SeatDoor] = set()  # seats' own servers (`seat_door`), gRPC thread
         self._door_tasks: dict[SeatDoor, asyncio.Task[None]] = {}  # their opening, ditto
