@@ -57,8 +57,9 @@ def test_a_seat_flooding_its_own_door_is_killed_and_the_others_play_on(tmp_path:
     other. Each of the flooder's matches is lost by it, the stored detail saying it was
     killed for a stream flood; the honest match ends normally; no honest bot is struck or
     forfeits. The referee took a bounded number of the flooder's streams (the event
-    `seat_stream_flood`: at most the burst plus the rate over its life), fewer than the
-    flooder's own log says it opened. (Before: the flooder played its matches out.)"""
+    `seat_stream_flood`: at most the burst plus the rate over its life; at least
+    SEAT_FLOOD_BOUND more were refused), and its seat log says why it was killed. (Before:
+    the flooder played its matches out.)"""
     bots = {"flooder": [*bot_cmd("seat_flood"), "--connections", "8", "--keep", "1"],
             "randA": python_bot(SAMPLE_BOTS / "random_bot.py"),
             "randB": python_bot(SAMPLE_BOTS / "random_bot.py")}
@@ -88,15 +89,11 @@ def test_a_seat_flooding_its_own_door_is_killed_and_the_others_play_on(tmp_path:
         # burst (2x the rate) plus the rate over the seconds it lived (a match of ~1-3 s
         # here; 10 s is generous on a loaded machine)
         assert event["accepted"] <= 2 * STREAMS_PER_SECOND + 10 * STREAMS_PER_SECOND, event
-    opened = []
-    for seat_log in (tmp_path / "logs").rglob("*.flooder.log"):
+    seat_logs = list((tmp_path / "logs").rglob("*.flooder.log"))
+    assert len(seat_logs) == 2, seat_logs
+    for seat_log in seat_logs:  # (its own flood reports may not get out before the kill)
         text = seat_log.read_text()
         assert "killed by the referee: it opened streams on its own door" in text, text[-2000:]
-        counts = [json.loads(m) for m in re.findall(r"seat_flood: (\{.*\})", text)]
-        if counts:
-            opened.append(counts[-1].get("opened", 0))
-    assert opened, list((tmp_path / "logs").rglob("*"))  # it is killed soon: a report or two
-    assert max(opened) > max(e["accepted"] for e in floods), (opened, floods)
 
 
 @pytest.mark.parametrize("host", ["thread", "pump"])
