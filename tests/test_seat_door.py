@@ -24,6 +24,8 @@ from typing import Any
 import grpc
 import pytest
 import trio
+from grpc_health.v1 import health_pb2
+from grpc_reflection.v1alpha import reflection_pb2
 from test_e2e_support import (
     SAMPLE_BOTS,
     TEST_BOTS,
@@ -36,8 +38,10 @@ from test_e2e_support import (
 )
 
 from arena.rpc.bridge import HOST_ENV, StreamRoute, serve_grpc
-from arena.rpc.server import SEAT_FLOOD_BOUND, STREAMS_PER_SECOND
+from arena.rpc.server import SEAT_FLOOD_BOUND, STREAMS_PER_SECOND, Hub, seat_door, serve_referee
+from arena.rpc.spectator import SpectatorFeed
 from arena.tournament.sandbox import probe_bubblewrap
+from arena.v1 import arena_pb2 as pb
 
 OPTIONS = {"argentine-1v1": {"target": 15, "chicos": 1}}
 
@@ -230,3 +234,46 @@ def test_a_temp_folder_too_long_for_the_seats_sockets_is_one_clear_line(tmp_path
     assert len(errors) == 1, explain(run)
     assert "at most 107" in errors[0], errors
     assert stored_matches(tmp_path / "arena.db") == [], "no match should have been played"
+
+
+def test_a_seat_door_serves_the_referee_only(tmp_path: Path) -> None:
+    """A hostile review (round 4) had a launched bot ask reflection in a loop through its own
+    socket (the standard services were on the launched bots' server too), and an honest
+    opponent lost by timeout. A seat's door serves `arena.v1.Referee` and nothing else:
+    reflection, health and the spectators' service answer UNIMPLEMENTED there, while the
+    public address serves them."""
+    path = tmp_path / "seat.sock"
+
+    def ask(address: str) -> list[Any]:
+        got: list[Any] = []
+        with grpc.insecure_channel(address) as channel:
+            calls = [
+                ("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", True,
+                 reflection_pb2.ServerReflectionRequest(list_services="")),
+                ("/grpc.health.v1.Health/Check", False, health_pb2.HealthCheckRequest()),
+                ("/arena.v1.Spectator/ListMatches", False, pb.ListMatchesRequest()),
+            ]
+            for method, streaming, request in calls:
+                wire = request.SerializeToString()
+                try:
+                    if streaming:
+                        list(channel.stream_stream(method)(iter([wire]), timeout=5))
+                    else:
+                        channel.unary_unary(method)(wire, timeout=5)
+                    got.append("OK")
+                except grpc.RpcError as exc:
+                    got.append(exc.code())
+        return got
+
+    async def main() -> tuple[list[Any], list[Any]]:
+        feed = SpectatorFeed(lambda: {})
+        async with serve_referee(Hub(), "127.0.0.1:0", spectators=feed,
+                                 private_address="127.0.0.1:0") as server, \
+                seat_door(server, path):
+            seat = await trio.to_thread.run_sync(ask, f"unix:{path}")
+            public = await trio.to_thread.run_sync(ask, f"127.0.0.1:{server.port}")
+            return seat, public
+
+    seat, public = trio.run(main)
+    assert seat == [grpc.StatusCode.UNIMPLEMENTED] * 3, seat
+    assert public == ["OK"] * 3, public
