@@ -20,6 +20,7 @@ from bench import (
     rules_instructions,
     rules_speed,
     socket_count,
+    wakeups,
     workers,
 )
 
@@ -34,6 +35,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "fairness": fairness.part,
     "workers": workers.part,
     "socket_count": socket_count.part,
+    "wakeups": wakeups.part,
 }
 
 
