@@ -397,7 +397,11 @@ def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round
     async def main() -> tuple[Tally, float, dict[str, float]]:
         # The flood limit would cap a connection at 500 answers per second (it still runs).
         hub = Hub(max_messages_per_second=1e9)
-        async with serve_referee(hub) as server, trio.open_nursery() as nursery:
+        # The client's streams share one connection: the door's per-connection limits (4
+        # streams, 20 new ones a second) would hold all but four back.
+        async with serve_referee(
+            hub, streams_per_connection=max(streams, 4), streams_per_second=None
+        ) as server, trio.open_nursery() as nursery:
             for i in range(streams):
                 hub.admit(f"bench-{i}", "bench")
                 nursery.start_soon(keep_playing, hub, f"bench-{i}", i)
