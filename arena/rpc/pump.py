@@ -52,6 +52,7 @@ class Pump:
         self._stopping = False
         self._done = trio.Event()
         self._wake_at = math.inf  # when the waiting pump task wakes for a timer (loop.time())
+        self._parked = False  # the pump task waits for the loop's selector (or a timer)
 
     def pass_once(self) -> None:
         """Run the callbacks ready now and those of due timers and I/O, without blocking."""
@@ -85,8 +86,11 @@ class Pump:
         instrument): an error is left for the pump task to meet, woken for it, as is work
         still ready after `PASSES` passes (trio must not sleep with work ready)."""
         loop = self.loop
-        if not loop._ready or loop.is_closed() or self._stopping:
-            return  # (stopping: the wake-up `stop` posted is the pump task's, to end on)
+        if not self._parked or not loop._ready or loop.is_closed() or self._stopping:
+            # Not parked, the pump task runs soon anyway (it is due to run: trio will not
+            # sleep), and more work then gathers per pass; stopping, the wake-up `stop`
+            # posted is the pump task's, to end on.
+            return
         try:
             self.passes(PASSES)
             if not loop._ready and not (
@@ -117,13 +121,19 @@ class Pump:
                     if wait <= 0:
                         await trio.lowlevel.checkpoint()
                         continue
+                    self._parked = True
                     try:
                         with trio.move_on_after(wait):
                             await trio.lowlevel.wait_readable(fd)
                     finally:
                         self._wake_at = math.inf
+                        self._parked = False
                 else:
-                    await trio.lowlevel.wait_readable(fd)
+                    self._parked = True
+                    try:
+                        await trio.lowlevel.wait_readable(fd)
+                    finally:
+                        self._parked = False
         finally:
             self._done.set()
 
