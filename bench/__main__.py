@@ -21,6 +21,7 @@ from bench import (
     rules_speed,
     socket_count,
     stream_flood,
+    wakeups,
     workers,
 )
 
@@ -37,6 +38,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "socket_count": socket_count.part,
     "stream_flood": stream_flood.part,
     "seat_door": stream_flood.door_part,
+    "wakeups": wakeups.part,
 }
 
 

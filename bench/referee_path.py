@@ -90,6 +90,10 @@ pumped by a trio task on trio's thread (`ARENA_GRPC_HOST=pump`, `arena.rpc.pump`
 a guest on the asyncio loop that serves gRPC (`arena.rpc.guest.run`). ``BENCH_MODES`` picks
 some."""
 WARM_UP_LIMIT = 30.0  # seconds for every stream to answer its first decision
+WATCH: list[Callable[[str], None]] = []
+"""Called (in the server's process) with ``"spawn"`` just before the bot client starts and
+with ``"start"`` / ``"stop"`` as the client starts and stops counting: `bench.wakeups` attaches
+strace and reads /proc there."""
 
 
 # --------------------------------------------------------------------------- the bot client
@@ -236,6 +240,8 @@ def run_bots(
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_client_main, args=(sender, address, streams, seconds),
                               name="bench-bots")
+    for watch in WATCH:
+        watch("spawn")
     process.start()
     sender.close()
     cpu = {}
@@ -250,6 +256,8 @@ def run_bots(
             except EOFError:
                 got = (False, "it exited without a result (see its traceback above)")
             if isinstance(got, str):
+                for watch in WATCH:
+                    watch(got)
                 cpu[got] = time.process_time()
                 switches[got] = _switches()
                 per_thread[got] = {name: _thread_cpu(ident) for name, ident in threads.items()}
@@ -389,7 +397,11 @@ def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round
     async def main() -> tuple[Tally, float, dict[str, float]]:
         # The flood limit would cap a connection at 500 answers per second (it still runs).
         hub = Hub(max_messages_per_second=1e9)
-        async with serve_referee(hub) as server, trio.open_nursery() as nursery:
+        # The client's streams share one connection: the door's per-connection limits (4
+        # streams, 20 new ones a second) would hold all but four back.
+        async with serve_referee(
+            hub, streams_per_connection=max(streams, 4), streams_per_second=None
+        ) as server, trio.open_nursery() as nursery:
             for i in range(streams):
                 hub.admit(f"bench-{i}", "bench")
                 nursery.start_soon(keep_playing, hub, f"bench-{i}", i)

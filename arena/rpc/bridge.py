@@ -287,7 +287,7 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_direct", "_loop", "_same_thread", "_token", "batch_to_asyncio",
+    __slots__ = ("_direct", "_loop", "_pumped", "_same_thread", "_token", "batch_to_asyncio",
                  "batch_to_trio")
 
     def __init__(
@@ -304,6 +304,7 @@ class _Crossing:
         # `loop` is pumped by a trio task (arena.rpc.pump): its callbacks run on trio's
         # thread, inside trio, and call trio directly.
         self._direct = pumped
+        self._pumped = pumped
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
 
@@ -321,8 +322,8 @@ class _Crossing:
     def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
         try:
-            if self._same_thread:
-                self._loop.call_soon(fn, *args)
+            if self._same_thread or self._pumped:  # pumped: run at the latest by
+                self._loop.call_soon(fn, *args)  # `_BatchEnd`, before trio sleeps
             else:
                 self._loop.call_soon_threadsafe(fn, *args)
         except RuntimeError:  # the loop is closed: the server thread has finished
@@ -384,6 +385,9 @@ class _BatchEnd(trio.abc.Instrument):
 
     def __init__(self) -> None:
         self._due: list[Callable[[], object]] = []
+        self.pumped: tuple[Pump, _Crossing] | None = None
+        """Pumped (`arena.rpc.pump`), trio -> asyncio calls are ``call_soon``s that run here,
+        after the hops: a message a task queued is written in the same pass of trio's loop."""
 
     def defer(self, send: Callable[[], object]) -> None:
         """Call ``send`` (which must never raise) at the end of this scheduler batch."""
@@ -394,6 +398,15 @@ class _BatchEnd(trio.abc.Instrument):
             due, self._due = self._due, []
             for send in due:
                 send()  # never raises: a hop into a finished world returns False
+        if self.pumped is not None:
+            pump, crossing = self.pumped
+            # Outside any task: what the loop's callbacks hand to trio goes through
+            # run_sync_soon (whose wake-up keeps trio from sleeping), not a direct call.
+            crossing._direct = False
+            try:
+                pump.run_ready()  # never raises
+            finally:
+                crossing._direct = True
 
 
 class SentNote(Protocol):
@@ -1091,6 +1104,8 @@ class GrpcServerThread:
         self._thread_error: BaseException | None = None
         self._batch_end = _BatchEnd()
         self._crossing.batch_to_asyncio.defer = self._batch_end.defer
+        if self._pump is not None:
+            self._batch_end.pumped = (self._pump, self._crossing)
         # written on the gRPC thread, read and reset on trio's (a lost sample is harmless)
         self._loop_lag = 0.0
         # gRPC thread only
