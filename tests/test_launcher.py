@@ -150,3 +150,21 @@ def test_output_is_capped_with_a_marker_and_the_tail(tmp_path: Path) -> None:
     assert data.count(b"[arena] output truncated after 1048576 bytes") == 1
     assert data.rstrip().endswith(b"LAST LINE")
     assert p.tail(1) == "LAST LINE"
+
+
+def test_a_seat_log_played_again_keeps_the_earlier_attempts(tmp_path: Path) -> None:
+    """A match played again (its worker died, or the referee was stopped and the tournament
+    resumed) writes its seats' logs under the same names; the earlier attempts' files are
+    moved aside as NAME.log.1, .2, ... so their output is not lost (a hostile review, round
+    4, found the first attempt's bot output overwritten)."""
+    from arena.tournament.runner import _keep_earlier
+
+    log = tmp_path / "m.seat0.bot.log"
+    _keep_earlier(log)  # nothing yet: nothing moved
+    assert list(tmp_path.iterdir()) == []
+    for attempt in ("first", "second"):
+        log.write_text(attempt, encoding="utf-8")
+        _keep_earlier(log)
+        assert not log.exists()
+    assert (tmp_path / "m.seat0.bot.log.1").read_text(encoding="utf-8") == "first"
+    assert (tmp_path / "m.seat0.bot.log.2").read_text(encoding="utf-8") == "second"

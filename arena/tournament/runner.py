@@ -8,6 +8,7 @@ bot processes. Nothing outlives the tournament: every process is stopped with it
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
@@ -662,6 +663,7 @@ class TournamentRunner:
             log_path = bot_logs(self.config) / (
                 f"{file_stem(pairing.match_id)}.seat{seat}.{_safe(bot.name)[:32]}.log"
             )
+            _keep_earlier(log_path)  # a match played again (a worker died, a resume)
             opened = await self._open_door(exits)
             try:
                 process = await SeatProcess.start(
@@ -853,6 +855,19 @@ def _forfeit_all(pairing: Pairing, game: Match, failures: list[_SeatFailed]) -> 
 def bot_logs(config: TournamentConfig) -> Path:
     """The folder of the launched bots' output: one file per seat, stdout and stderr."""
     return config.logs / file_stem(config.name) / "bots"
+
+
+def _keep_earlier(log_path: Path) -> None:
+    """Move an earlier attempt's seat log aside (``NAME.log.1``, ``.2``...): a match played
+    again after its worker died or the referee was stopped writes the same file name, and
+    the first attempt's output was lost (a hostile review, round 4)."""
+    if not log_path.exists():
+        return
+    n = 1
+    while log_path.with_name(f"{log_path.name}.{n}").exists():
+        n += 1
+    with contextlib.suppress(OSError):
+        log_path.rename(log_path.with_name(f"{log_path.name}.{n}"))
 
 
 def replay_path(config: TournamentConfig, match_id: str) -> Path:
