@@ -837,7 +837,10 @@ def _listen_arg(text: str, option: str = "--listen") -> str:
               help="The results database, a file or a postgresql:// URL (opened read-only).")
 @click.option("--listen", default="127.0.0.1:8000", show_default=True,
               help="HOST:PORT to serve on (port 0: any free port).")
-def web(database: Target, listen: str) -> None:
+@click.option("--replays-while-playing", is_flag=True,
+              help="Serve a match's replay (all cards) as soon as it is stored, before its "
+                   "tournament is over (default: once it is over; a ladder's at once).")
+def web(database: Target, listen: str, replays_while_playing: bool) -> None:
     """Serve the contest in a browser: tournaments, live standings, matches, replays."""
     from arena.web.app import serve  # starlette and hypercorn only for this command
 
@@ -849,7 +852,8 @@ def web(database: Target, listen: str) -> None:
 
     async def run() -> None:
         async with trio.open_nursery() as nursery:
-            url = await nursery.start(serve, database, address)
+            url = await nursery.start(partial(
+                serve, replays_while_playing=replays_while_playing), database, address)
             out.print(f"arena web: {url}/ (database {describe_db(database)}; Ctrl-C to stop)",
                       highlight=False, markup=False)
 

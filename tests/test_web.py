@@ -520,3 +520,29 @@ def test_replays_are_found_from_any_folder_and_a_missing_one_is_said(tmp_path: P
     report = arena("report", "cup", "--database", database, "-o", "r.html", cwd=elsewhere)
     assert report.returncode == 0, report.stderr
     assert report.stderr.startswith("warning: 1 replay files could not be read"), report.stderr
+
+
+def test_replays_wait_for_the_end_of_their_tournament(played: Path, tmp_path: Path) -> None:
+    """While a tournament is being played, a match's replay (all cards, or a seat's) is
+    refused with 403 and a one-line reason: bots' authors would study their opponents'
+    hidden cards (a note of hostile review round 4: `--web` published them the moment each
+    match was stored). `arena web --replays-while-playing` serves them at once; so does a
+    ladder, which never ends; and a finished tournament's are served as before."""
+    database = _unfinished_copy(played, tmp_path)
+    match_id = quote(_rows(database)[0]["id"], safe="")
+    with web_server(database) as base:
+        for seat in ("all", "0"):
+            status, body = get_json(f"{base}/api/m/{match_id}/replay?seat={seat}")
+            assert status == 403, body
+            assert body["error"].startswith(f"replay: shown once tournament '{NAME}' is over")
+    with web_server(database, "--replays-while-playing") as base:
+        status, body = get_json(f"{base}/api/m/{match_id}/replay?seat=all")
+        assert status == 200, body
+    with closing(sqlite3.connect(database)) as db, db:
+        db.execute("UPDATE tournaments SET config = ?", (json.dumps({"ladder": True}),))
+    with web_server(database) as base:
+        status, body = get_json(f"{base}/api/m/{match_id}/replay?seat=all")
+        assert status == 200, body
+    with web_server(played) as base:
+        status, body = get_json(f"{base}/api/m/{match_id}/replay?seat=all")
+        assert status == 200, body

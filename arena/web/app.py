@@ -75,10 +75,13 @@ def _steps(path: str, mtime: float, seat: int | None) -> tuple[dict[str, Any], l
 
 def create_app(
     database: Target, *, poll_s: float = POLL_S, spectators: Spectators | None = None,
-    limits: WebLimits | None = None,
+    limits: WebLimits | None = None, replays_while_playing: bool = False,
 ) -> ClientLimits:
     """The web app over `database` (read-only); with `spectators`, also the live matches of
-    the tournament playing in this process; each client held to `limits`."""
+    the tournament playing in this process; each client held to `limits`. A match's replay
+    is served once its tournament is over (a ladder's at once), unless
+    `replays_while_playing`: bots' authors would study their opponents' hidden cards of the
+    matches played so far (README "Deals")."""
     db = Database(database)
 
     def html(title: str, body: str, scripts: tuple[str, ...] = (), status: int = 200) -> Response:
@@ -137,6 +140,10 @@ def create_app(
 
     def replay_api(request: Request) -> Response:
         row = match_row(request.path_params["id"])
+        held = db.tournament(row["tournament"]) if not replays_while_playing else None
+        if held is not None and held.finished_at is None and not held.ladder:
+            raise HTTPException(403, f"replay: shown once tournament {held.name!r} is over "
+                                     "(arena web --replays-while-playing shows them at once)")
         path = db.replay_path(row)
         if path is None or not path.is_file():
             raise HTTPException(404, f"replay: the replay file of {row['id']} is missing")
@@ -291,6 +298,7 @@ async def serve(
     shutdown_trigger: Callable[[], Awaitable[None]] | None = None,
     poll_s: float = POLL_S,
     spectators: Spectators | None = None,
+    replays_while_playing: bool = False,
 ) -> None:
     """Serve the app on `listen` (HOST:PORT; port 0 picks a free one) until cancelled;
     `task_status.started` gets the URL it listens on."""
@@ -298,7 +306,8 @@ async def serve(
     config.bind = [listen]
     config.accesslog = None
     config.errorlog = None
-    app = create_app(database, poll_s=poll_s, spectators=spectators)
+    app = create_app(database, poll_s=poll_s, spectators=spectators,
+                     replays_while_playing=replays_while_playing)
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         # Starlette's ASGI types are looser than Hypercorn's (both are ASGI 3 apps).

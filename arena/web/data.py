@@ -39,6 +39,7 @@ class Tournament:
     bots: tuple[str, ...]  # as configured (empty for a database written before the field)
     matches: int  # stored so far
     planned: int | None = None  # matches in all, as the runner recorded it
+    ladder: bool = False  # a ladder's games (never finished: its replays are shown at once)
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ class Database:
             out.append(Tournament(
                 name, started, finished, tuple(cfg.get("variants", ())),
                 int(cfg.get("games", 1)), tuple(cfg.get("bots", ())), counts.get(name, 0),
-                cfg.get("matches")))
+                cfg.get("matches"), bool(cfg.get("ladder"))))
         return out
 
     def tournament(self, name: str) -> Tournament | None:
