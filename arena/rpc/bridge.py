@@ -87,6 +87,8 @@ from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
 import grpc
 import trio
 
+from arena.buckets import TokenBuckets
+from arena.rpc.peers import peer_host
 from arena.rpc.pump import Pump
 from arena.rpc.pump import supported as pump_supported
 
@@ -931,17 +933,14 @@ class _StreamRate:
     socket peers are all named ``unix:``, so they are not counted (their server is apart).
     Used on the gRPC thread only."""
 
-    KEPT = 4096  # buckets kept before the full ones are forgotten
-
     def __init__(self, rate: float, host_rate: float | None = None) -> None:
         self.rate = rate
-        self._burst = 2 * rate
-        self._buckets: dict[str, tuple[float, float]] = {}  # peer -> (allowance, when)
+        self._buckets = TokenBuckets(rate, 2 * rate)  # peer (or any key) -> its bucket
         self.refused = 0  # streams refused since trio last took the count
         self.last_refused = ""  # the peer refused last
         # Every connection of one host together (its peer strings without the port): a
         # hostile review (round 4) kept 300 connections each under its own rate.
-        self.hosts = _StreamRate(host_rate) if host_rate else None
+        self.hosts = TokenBuckets(host_rate, 2 * host_rate) if host_rate else None
 
     def allow(self, peer: str, now: float, *, host: bool = True) -> bool:
         """A new stream from `peer` (an ``ipv4:``/``ipv6:`` one: its connection's bucket, and
@@ -950,7 +949,7 @@ class _StreamRate:
             return True
         if not self.take(peer, now):
             return False
-        if host and self.hosts is not None and not self.hosts.take(peer.rsplit(":", 1)[0], now):
+        if host and self.hosts is not None and not self.hosts.take(peer_host(peer), now):
             self.refused += 1
             self.last_refused = peer
             return False
@@ -958,18 +957,11 @@ class _StreamRate:
 
     def take(self, key: str, now: float) -> bool:
         """One stream from `key`'s bucket (any key: a peer, a seat's door)."""
-        allowance, then = self._buckets.get(key, (self._burst, now))
-        allowance = min(self._burst, allowance + (now - then) * self.rate)
-        if len(self._buckets) >= self.KEPT:  # forget buckets that have refilled
-            full = self._burst / self.rate
-            self._buckets = {p: b for p, b in self._buckets.items() if now - b[1] < full}
-        if allowance < 1:
-            self._buckets[key] = (allowance, now)
-            self.refused += 1
-            self.last_refused = key
-            return False
-        self._buckets[key] = (allowance - 1, now)
-        return True
+        if self._buckets.take(key, now):
+            return True
+        self.refused += 1
+        self.last_refused = key
+        return False
 
 
 @final

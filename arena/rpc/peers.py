@@ -26,6 +26,14 @@ def launched_socket(peer: str) -> bool:
     return peer.startswith("unix:")
 
 
+def peer_host(peer: str) -> str:
+    """A gRPC peer string without its client port (``ipv4:1.2.3.4:5`` -> ``ipv4:1.2.3.4``,
+    ``ipv6:[::1]:5`` -> ``ipv6:[::1]``): the client's host; other peers as they are."""
+    if peer.startswith(("ipv4:", "ipv6:")):
+        return peer.rsplit(":", 1)[0]
+    return peer
+
+
 def peer_port(peer: str) -> int | None:
     """The client's port in a gRPC peer string (``ipv4:127.0.0.1:53412``,
     ``ipv6:[::1]:53412``, possibly %-encoded); None for a Unix socket or anything else."""

@@ -34,6 +34,7 @@ from grpc_health.v1.health import aio as health_aio
 from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 import arena
+from arena.buckets import TokenBuckets
 from arena.errors import BotDisconnected, ProtocolViolation
 from arena.referee import (
     Answer,
@@ -934,7 +935,8 @@ def _add_standard_services(
     )
     servicer = reflection.aio.ReflectionServicer(names)
     info = grpc.stream_stream_rpc_method_handler(
-        _budgeted(servicer.ServerReflectionInfo, _HostBudget(REFLECTION_PER_SECOND)),
+        _budgeted(servicer.ServerReflectionInfo,
+                  TokenBuckets(REFLECTION_PER_SECOND, 5 * REFLECTION_PER_SECOND)),
         request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
         response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
     )
@@ -949,34 +951,12 @@ needs a handful; a hostile review (round 4) asked for the referee's descriptors 
 in a loop on 4 connections, with no token, and honest bots lost matches by timeout."""
 
 
-class _HostBudget:
-    """A token bucket per client host (its gRPC peer without the port): `rate` a second,
-    `5 * rate` at once. gRPC thread only."""
-
-    KEPT = 4096  # buckets kept before the full ones are forgotten
-
-    def __init__(self, rate: float) -> None:
-        self.rate = rate
-        self._burst = 5 * rate
-        self._buckets: dict[str, tuple[float, float]] = {}
-
-    def take(self, host: str, now: float) -> bool:
-        allowance, then = self._buckets.get(host, (self._burst, now))
-        allowance = min(self._burst, allowance + (now - then) * self.rate)
-        if len(self._buckets) >= self.KEPT:
-            full = self._burst / self.rate
-            self._buckets = {h: b for h, b in self._buckets.items() if now - b[1] < full}
-        self._buckets[host] = (allowance - 1 if allowance >= 1 else allowance, now)
-        return allowance >= 1
-
-
-def _budgeted(method: Any, budget: _HostBudget) -> Any:
+def _budgeted(method: Any, budget: TokenBuckets) -> Any:
     """A stream-stream handler `method` whose requests are held to `budget` for the client's
-    host: past it, the stream ends RESOURCE_EXHAUSTED saying so."""
+    host (gRPC thread only): past it, the stream ends RESOURCE_EXHAUSTED saying so."""
 
     async def handler(requests: AsyncIterator[Any], context: Any) -> AsyncIterator[Any]:
-        peer = context.peer()
-        host = peer.rsplit(":", 1)[0] if peer.startswith(("ipv4:", "ipv6:")) else peer
+        host = peers.peer_host(context.peer())
 
         async def held() -> AsyncIterator[Any]:
             async for request in requests:

@@ -42,7 +42,7 @@ import structlog
 import trio
 
 from arena.rpc import convert
-from arena.rpc.peers import launched_socket
+from arena.rpc.peers import launched_socket, peer_host
 from arena.rules import Match, SeatView
 from arena.rules.public import held, public_view, witness_view
 from arena.v1 import arena_pb2 as pb
@@ -362,7 +362,7 @@ class SpectatorService(pb_grpc.SpectatorServicer):
     ) -> None:
         await self._admit(request.token, context)
         watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop(),
-                                      _host(context.peer()))
+                                      peer_host(context.peer()))
         if watcher is None:
             await context.abort(grpc.StatusCode.NOT_FOUND,
                                 f"match_id: no live match {request.match_id!r} "
@@ -407,14 +407,6 @@ class SpectatorService(pb_grpc.SpectatorServicer):
 def _offer_each(watchers: list[_Watcher], updates: list[_Released]) -> None:
     for watcher in watchers:
         watcher.offer(updates)
-
-
-def _host(peer: str) -> str:
-    """A gRPC peer string without its port: ``ipv4:1.2.3.4:5`` -> ``ipv4:1.2.3.4``,
-    ``ipv6:[::1]:5`` -> ``ipv6:[::1]``."""
-    if peer.startswith(("ipv4:", "ipv6:")):
-        return peer.rsplit(":", 1)[0]
-    return peer
 
 
 def _wire(message: bytes | pb.SpectatorUpdate) -> bytes:

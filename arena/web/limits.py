@@ -21,6 +21,8 @@ from typing import Any
 
 import structlog
 
+from arena.buckets import TokenBuckets
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -54,23 +56,10 @@ class ClientLimits:
         self.app = app
         self.limits = limits
         self.clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # client -> (allowance, when)
+        self._requests = TokenBuckets(limits.requests_per_s, limits.burst, limits.clients_kept)
         self.streams: Counter[str] = Counter()  # client -> event streams open now
         self.open_streams = 0
         self.refused = 0
-
-    def _allow_request(self, client: str) -> bool:
-        now, limits = self.clock(), self.limits
-        allowance, then = self._buckets.get(client, (float(limits.burst), now))
-        allowance = min(float(limits.burst), allowance + (now - then) * limits.requests_per_s)
-        if len(self._buckets) >= limits.clients_kept:  # forget the buckets that are full again
-            full = limits.burst / limits.requests_per_s
-            self._buckets = {c: b for c, b in self._buckets.items() if now - b[1] < full}
-        if allowance < 1:
-            self._buckets[client] = (allowance, now)
-            return False
-        self._buckets[client] = (allowance - 1, now)
-        return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -80,7 +69,7 @@ class ClientLimits:
         client = str(peer[0]) if peer else "?"
         path = str(scope.get("path", ""))
         limits = self.limits
-        if not self._allow_request(client):
+        if not self._requests.take(client, self.clock()):
             await self._refuse(send, client, path, 429,
                                f"too many requests: at most {limits.requests_per_s:g} a second "
                                f"from one client")
