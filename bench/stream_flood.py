@@ -14,6 +14,12 @@ streams (raw HTTP/2, opened as fast as it can, each reset at once). Rows:
                  rapid-reset streams) floods the tournament's public TCP address while it
                  runs
 ``own door``     the launched ``seat`` floods its own door
+``watchers``     an outsider (tests/bots/outsider.py) holds 1,000 `Spectator/Watch("")`
+                 streams (250 connections x 4) at the public address
+``reflection``   an outsider asks reflection for arena.v1.Referee's file in a loop (4
+                 connections x 4 streams)
+``web streams``  the tournament runs with `--web`; an outsider holds 300 idle event streams
+                 of the tournament and 300 of each live match (hostile review round 4)
 
 Columns: ``referee cpu s`` the referee process's CPU (its own threads, not the bots': read
 from /proc/PID/stat every 50 ms, the last reading), ``wall s``, ``honest strikes`` and
@@ -48,6 +54,12 @@ REPO = Path(__file__).resolve().parent.parent
 BOTS = REPO / "tests" / "bots"
 ARENA = Path(os.environ.get("BENCH_ARENA", Path(sys.executable).parent / "arena"))
 HONEST = ("honestA", "honestB")
+OUTSIDERS = {  # row -> the outsider's command (the address, and more, follow)
+    "public TCP": [str(BOTS / "h2_flood.py")],
+    "watchers": [str(BOTS / "outsider.py"), "watch"],
+    "reflection": [str(BOTS / "outsider.py"), "reflect"],
+    "web streams": [str(BOTS / "outsider.py"), "sse"],
+}
 
 
 def _free_port() -> int:
@@ -94,8 +106,10 @@ def _row(mode: str, games: int) -> dict[str, object]:
         folder = Path(tmp)
         port = _free_port()
         config = _config(folder, games, mode == "own door", port)
+        web = _free_port() if mode == "web streams" else None
         start = time.monotonic()
-        run = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress"],
+        run = subprocess.Popen([str(ARENA), "tournament", str(config), "--no-progress",
+                                *(["--web", f"127.0.0.1:{web}"] if web else [])],
                                cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
         outsider = None
@@ -103,10 +117,11 @@ def _row(mode: str, games: int) -> dict[str, object]:
         while run.poll() is None:
             seen = _cpu_s(run.pid)
             cpu = seen if seen is not None else cpu
-            if mode == "public TCP" and outsider is None and _listening(port):
+            if mode in OUTSIDERS and outsider is None and _listening(web or port):
                 outsider = subprocess.Popen(
-                    [sys.executable, str(BOTS / "h2_flood.py"), f"127.0.0.1:{port}",
-                     "--connections", "4", "--keep", "1", "--seconds", "120"],
+                    [sys.executable, *OUTSIDERS[mode], f"127.0.0.1:{web or port}"]
+                    + (["--connections", "4", "--keep", "1", "--seconds", "120"]
+                       if mode == "public TCP" else ["120"]),
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
             time.sleep(0.05)
         wall = time.monotonic() - start
@@ -115,7 +130,7 @@ def _row(mode: str, games: int) -> dict[str, object]:
         if outsider is not None:
             outsider.terminate()  # it prints its report and exits
             out, _ = outsider.communicate()
-            opened = json.loads(out.splitlines()[-1])["opened"]
+            opened = json.loads(out.splitlines()[-1])["opened"] if out.strip() else 0
         if run.returncode != 0:
             raise RuntimeError(f"{mode}: arena tournament failed: {err[-2000:]}")
         strikes = elsewhere = forfeits = 0
@@ -146,7 +161,7 @@ def _row(mode: str, games: int) -> dict[str, object]:
 
 def part(seconds: float) -> list[dict[str, object]]:
     games = int(os.environ.get("BENCH_FLOOD_GAMES", "2"))
-    modes = ("no flood", "public TCP", "own door")
+    modes = ("no flood", "public TCP", "own door", *list(OUTSIDERS)[1:])
     wanted = os.environ.get("BENCH_FLOOD_ROWS")  # e.g. "public TCP,own door"
     return [_row(mode, games) for mode in modes if not wanted or mode in wanted.split(",")]
 
