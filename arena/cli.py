@@ -571,10 +571,11 @@ def match(
         from arena.tournament.runner import replay_path
         out.print(f"replay: {replay_path(config, pairing.match_id)}", markup=False)
         if row.termination != "normal":
-            # Not a plain win: say how it ended, who was at fault and why; exit 1 if a bot was.
+            # Not a plain win: say how it ended, who was at fault and why; exit 1 (a bot was:
+            # one seat, or every seat when none took its place).
             outcome = played[0].outcome if played else None
             seat = outcome.faulty_seat if outcome is not None else None
-            at_fault = row.faulty_bot or "nobody"
+            at_fault = row.faulty_bot or "every seat"
             if seat is not None:
                 at_fault += f" (seat {seat})"
             detail = printable(outcome.detail) if outcome is not None else ""
@@ -583,9 +584,8 @@ def match(
                 + (f": {detail}" if detail else ""),
                 highlight=False, markup=False,
             )
-            if row.faulty_bot:
-                out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
-                sys.exit(1)
+            out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
+            sys.exit(1)
     except ArenaError as exc:
         _fail(str(exc))
 

@@ -41,6 +41,28 @@ def test_arena_match_reports_a_crashed_opponent_and_exits_1(tmp_path: Path) -> N
 
 
 @pytest.mark.e2e
+def test_a_match_neither_bot_starts_is_a_forfeit_of_both_that_arena_replay_accepts(
+    tmp_path: Path,
+) -> None:
+    """Both bots crash before connecting: a forfeit with no winner and no single faulty seat;
+    `arena match` says every seat was at fault and exits 1, and `arena replay` passes the
+    file it wrote (the check refused a forfeit without a faulty seat: CI met it when the
+    hostile round robin's crash_at_start and badtoken both failed to take their places)."""
+    crash = f"python {TEST_BOTS / 'crash_at_start.py'}"
+    run = arena("match", "argentine-1v1", crash, crash, "--database", tmp_path / "m.db",
+                cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert re.search(r"^\S+: forfeit; winner: none;", run.stdout, re.MULTILINE), explain(run)
+    assert re.search(r"^ended by forfeit: at fault every seat: seat 0: .*exited with code 3",
+                     run.stdout, re.MULTILINE), explain(run)
+    found = re.search(r"^replay: (\S+)$", run.stdout, re.MULTILINE)
+    assert found, explain(run)
+    checked = arena("replay", found[1], cwd=tmp_path)
+    assert checked.returncode == 0, explain(checked)
+    assert "result: forfeit, winner team None" in checked.stdout, explain(checked)
+
+
+@pytest.mark.e2e
 def test_an_honest_bot_that_thinks_12_s_once_is_not_killed_by_an_idle_referee(
     tmp_path: Path,
 ) -> None:

@@ -32,6 +32,7 @@ from test_e2e_support import TEST_BOTS, arena, bot_cmd, explain, write_config
 from arena.errors import BotDisconnected, ConfigError, ReplayMismatchError
 from arena.referee import Answer, DecisionRequest, FaultPolicy, MatchReport, TimeControl, run_match
 from arena.referee.local import LocalLink, Policy
+from arena.referee.outcome import Outcome, Termination
 from arena.replay import describe, load_replay, verify_replay, write_replay
 from arena.rules import ActionKind, FlorOutcome, Match, find_variant, full_deck
 from arena.rules.signals import Signal, SignalKind
@@ -599,3 +600,32 @@ def test_a_results_culprit_and_strikes_must_agree_with_the_action_lines(
     bad.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     with pytest.raises(ReplayMismatchError):
         verify_replay(load_replay(bad))
+
+
+@pytest.mark.parametrize("forge", ["as-written", "a-winner", "a-hand"])
+def test_a_forfeit_of_every_seat_names_no_culprit_no_winner_and_no_hand(
+    tmp_path: Path, forge: str
+) -> None:
+    """Neither seat took its place (both crashed at start): the runner writes a forfeit with
+    no faulty seat and no winner. That passes the check; the same file given a winner, or a
+    hand line taken from a played match, does not."""
+    game = Match("argentine-1v1", {}, 8)
+    outcome = Outcome(Termination.FORFEIT, None, None, "seat 0: crashed; seat 1: crashed",
+                      None, (0, 0), (0, 0), (0, 0))
+    report = MatchReport(match_id="both-crashed", variant="argentine-1v1", seed=8,
+                         seat_names=("a", "b"), outcome=outcome, decisions=[],
+                         record=game.record())
+    path = written(tmp_path, report, "both")
+    lines = lines_of(path)
+    if forge == "a-winner":
+        lines[-1]["winner_team"] = 0
+    elif forge == "a-hand":
+        played = lines_of(written(tmp_path, play("argentine-1v1", {"target": 15}, 8, [
+            seeded("p", 0), seeded("p", 1)]), "played"))
+        lines.insert(1, next(line for line in played if line["type"] == "hand"))
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    if forge == "as-written":
+        assert verify_replay(load_replay(path)) is not None
+    else:
+        with pytest.raises(ReplayMismatchError, match="no faulty seat"):
+            verify_replay(load_replay(path))
