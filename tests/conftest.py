@@ -2,10 +2,11 @@
 
 Every replay file the suite writes (any `*.jsonl` of format 2 under the session's temporary
 folder: the tournaments of the end-to-end tests, `arena match`, the replay tests) is checked
-at the end of the session against docs/replay.schema.json, line by line, and re-scored by the
-independent tests/rescore.py; a file that fails is an error of the session. Files meant to be
-broken have "tampered" in their name (`tampered.jsonl`, `x.tampered.jsonl`). The summary
-line says how many files were checked.
+at the end of the session against docs/replay.schema.json, line by line, re-scored by the
+independent tests/rescore.py and checked by `arena replay`'s own verify_replay (through the
+rules engine, with the deals from the seed); a file that fails is an error of the session.
+Files meant to be broken have "tampered" in their name (`tampered.jsonl`,
+`x.tampered.jsonl`). The summary line says how many files were checked.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ import pytest
 from jsonschema import Draft202012Validator, ValidationError
 from rescore import RescoreError, rescore
 from test_e2e_support import JS_BOT
+
+from arena.errors import ArenaError
+from arena.replay import load_replay, verify_replay
 
 REPLAY_SCHEMA = Path(__file__).parent.parent / "docs" / "replay.schema.json"
 _checked: dict[str, int] = {"files": 0, "lines": 0, "format1": 0, "cut_short": 0}
@@ -69,6 +73,11 @@ def check_replay_file(path: Path, validator: LineValidator) -> tuple[list[str], 
             cut_short = rescore(path).cut_short
         except (RescoreError, KeyError, TypeError, ValueError) as exc:
             problems.append(f"{path}: rescore: {exc!r}")
+    if not problems:
+        try:  # and `arena replay`'s own check passes every file the referee wrote
+            verify_replay(load_replay(path))
+        except ArenaError as exc:
+            problems.append(f"{path}: arena replay: {exc}")
     return problems, len(text), cut_short
 
 
@@ -84,8 +93,8 @@ def _check_in_pool(path: Path) -> tuple[list[str], int, bool]:
 @pytest.fixture(scope="session", autouse=True)
 def every_replay_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """After the last test: every format-2 replay written under the session's temporary
-    folder validates against docs/replay.schema.json and re-scores with tests/rescore.py
-    (checked by one process per core: ~40,000 lines)."""
+    folder validates against docs/replay.schema.json, re-scores with tests/rescore.py and
+    passes `arena replay`'s check (one process per core: ~40,000 lines)."""
     yield
     replays: list[Path] = []
     for path in sorted(tmp_path_factory.getbasetemp().rglob("*.jsonl")):
@@ -139,7 +148,7 @@ def pytest_testnodedown(node: Any, error: object) -> None:
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     if _checked["files"] or _checked["format1"]:
         terminalreporter.write_line(
-            f"replays checked against docs/replay.schema.json and tests/rescore.py: "
+            f"replays checked against docs/replay.schema.json, tests/rescore.py and arena replay: "
             f"{_checked['files']} files, {_checked['lines']} lines "
             f"({_checked['cut_short']} cut short by a fault; {_checked['format1']} of format 1 "
             "skipped)"

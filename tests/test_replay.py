@@ -623,6 +623,8 @@ def test_a_forfeit_of_every_seat_names_no_culprit_no_winner_and_no_hand(
         played = lines_of(written(tmp_path, play("argentine-1v1", {"target": 15}, 8, [
             seeded("p", 0), seeded("p", 1)]), "played"))
         lines.insert(1, next(line for line in played if line["type"] == "hand"))
+    if forge != "as-written":
+        path = path.with_name("both.tampered.jsonl")
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     if forge == "as-written":
         assert verify_replay(load_replay(path)) is not None
