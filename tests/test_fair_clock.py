@@ -22,7 +22,7 @@ from arena.v1 import arena_pb2_grpc as pb_grpc
 
 HOSTS = ("thread", "pump")
 """Where the gRPC loop runs (`arena.rpc.bridge.HOST_ENV`): the tests marked with it run with
-both (the stalled-referee test only on the thread: the pump still charges stalls)."""
+both."""
 
 
 def _instant_bot(port: int, token: str, stop: threading.Event, delay_s: float = 0.0) -> None:
@@ -57,14 +57,19 @@ def _instant_bot(port: int, token: str, stop: threading.Event, delay_s: float = 
             outbox.put(None)
 
 
-def test_a_stalled_referee_does_not_charge_instant_bots_a_timeout() -> None:
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_stalled_referee_does_not_charge_instant_bots_a_timeout(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """decision_ms = 100, no grace, bots that answer at once, and a referee whose trio
     thread stalls for 250 ms every 50 ms for two seconds (a CPU-bound referee, compressed):
     requests leave late and answers are routed late, yet no decision is a timeout, because
     the clock runs from when the request was written to when the answer was read, on the
-    gRPC thread. (Before fair clocks, the decisions in flight across a stall were struck.
-    They still are with the gRPC loop pumped on trio's thread, ``ARENA_GRPC_HOST=pump``,
-    which is why that is not the default: docs/ARCHITECTURE.md "Threads and tasks".)"""
+    gRPC thread, or, with the gRPC loop pumped on trio's thread (``ARENA_GRPC_HOST=pump``),
+    at the earliest moment the pump could have seen it, and the referee reads the wire
+    before it calls a timeout. (Before fair clocks, the decisions in flight across a stall
+    were struck; pumped, they were until the pump stamped and looked so.)"""
+    monkeypatch.setenv(HOST_ENV, host)
 
     async def main() -> None:
         hub = Hub(hello_timeout=5)

@@ -289,8 +289,8 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_direct", "_loop", "_pumped", "_same_thread", "_token", "batch_to_asyncio",
-                 "batch_to_trio")
+    __slots__ = ("_direct", "_loop", "_pumped", "_same_thread", "_token", "arrival_time",
+                 "batch_to_asyncio", "batch_to_trio", "look")
 
     def __init__(
         self,
@@ -307,6 +307,11 @@ class _Crossing:
         # thread, inside trio, and call trio directly.
         self._direct = pumped
         self._pumped = pumped
+        # The time.monotonic() to stamp a message read off the wire with: now, or, pumped,
+        # the earliest it can have come (`Pump.arrival_time`); and, pumped, how to read what
+        # came and is not read yet (`Pump.look`: before a referee calls a timeout).
+        self.arrival_time: Callable[[], float] = time.monotonic
+        self.look: Callable[[], None] | None = None
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
 
@@ -568,10 +573,13 @@ class BridgedStream(Generic[InT, OutT]):
 
     def unread_since(self) -> float | None:
         """When the oldest message read off the wire but not yet taken by `receive` arrived
-        (time.monotonic()); None if there is none."""
+        (time.monotonic()); None if there is none. Pumped, what came and is not read yet
+        is read first."""
         if self._in_hand is not None:  # taken, but its taker has not asked for the next one
             return self._in_hand
         inbox = self._inbox
+        if not inbox and self._crossing.look is not None:
+            self._crossing.look()
         return inbox[0][1] if inbox else None
 
     def send_nowait(self, message: OutT, note: SentNote | None = None) -> None:
@@ -805,7 +813,7 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def _push(self, item: InT | _End) -> None:
         stream = self._stream
-        stream._inbox.append((item, time.monotonic()))
+        stream._inbox.append((item, self._crossing.arrival_time()))
         if not stream._inbox_wake_pending:
             stream._inbox_wake_pending = True
             if not self._crossing.batch_to_trio.post(stream._wake_receivers):
@@ -1098,6 +1106,8 @@ class GrpcServerThread:
         self._crossing.batch_to_asyncio.defer = self._batch_end.defer
         if self._pump is not None:
             self._batch_end.pumped = (self._pump, self._crossing)
+            self._crossing.arrival_time = self._pump.arrival_time
+            self._crossing.look = self._pump.look
         # written on the gRPC thread, read and reset on trio's (a lost sample is harmless)
         self._loop_lag = 0.0
         # gRPC thread only

@@ -11,6 +11,17 @@ wakes trio's thread instead of another; callbacks of the loop run inside the pum
 a message crosses to trio with a direct call. trio stays the referee's world: nothing of
 asyncio runs but inside a pass, and no asyncio loop is "running" outside one.
 
+Fair clocks (`arena.referee.match`): a bot's answer is stamped with the time it came off the
+wire, and here it is read only when trio's thread gets to a pass of the loop; a referee whose
+thread was busy (a long step, a collection, a stall) would charge its bots for that. So what a
+pass reads is stamped not with the pass's time but with the earliest its messages can have
+come (`arrival_time`), plus at most `CHARGED_LAG_S`: when the pass before looked, or the
+latest moment the loop's selector was seen with nothing to read (`_Waits`: trio's I/O waits
+while the pump waits for that selector), or the end of such a wait that slept until the
+selector woke it. And before a referee calls a timeout it looks at the wire (`look`): a
+pass then reads what came in time but was not read yet. A pass on time is stamped with its
+own time, as the gRPC thread would stamp it.
+
 This reaches into three private parts of CPython's selector event loop, which have not
 changed from 3.8 to 3.13: ``_run_once``, ``_ready``/``_scheduled`` and ``_selector``;
 `supported` says whether this interpreter's loop has them.
@@ -20,7 +31,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+import select
 import threading
+import time
 from asyncio import events
 from contextlib import suppress
 from typing import Any
@@ -42,6 +55,43 @@ PASSES = 8
 pump lets trio's other tasks run."""
 
 
+CHARGED_LAG_S = 0.002
+"""The most of trio's own lag a message's stamp may include: a pass that comes later than
+this after the earliest its messages can have arrived stamps them as if it had come this
+soon. (On its own thread, gRPC's loop waits as long for the GIL: the interpreter's switch
+interval is 5 ms.)"""
+
+SLEPT_S = 0.0005
+"""A wait of trio's this long or longer slept: what woke it came at its end."""
+
+
+class _Waits(trio.abc.Instrument):
+    """Watches trio's I/O waits while the pump waits for the loop's selector (`Pump.floor`).
+
+    After such a wait, one poll of the selector's fd, without blocking: if nothing is there,
+    nothing had come by the wait's end; if something is and the wait slept, it came as the
+    wait ended (it woke trio). Otherwise it came since the floor known before."""
+
+    __slots__ = ("_began", "_poll", "_pump")
+
+    def __init__(self, pump: Pump, fd: int) -> None:
+        self._pump = pump
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+        self._began = 0.0
+
+    def before_io_wait(self, timeout: float) -> None:
+        self._began = time.monotonic() if self._pump._parked else 0.0
+
+    def after_io_wait(self, timeout: float) -> None:
+        pump = self._pump
+        if not self._began or not pump._parked:
+            return
+        end = time.monotonic()
+        if not self._poll.poll(0) or end - self._began >= SLEPT_S:
+            pump.floor = end
+
+
 class Pump:
     """Drives `loop` from the trio task `run` until `stop` is called."""
 
@@ -53,6 +103,24 @@ class Pump:
         self._done = trio.Event()
         self._wake_at = math.inf  # when the waiting pump task wakes for a timer (loop.time())
         self._parked = False  # the pump task waits for the loop's selector (or a timer)
+        self._in_pass = False
+        now = time.monotonic()
+        self.floor = now
+        """The latest moment the loop's selector is known to have had nothing new to read
+        (time.monotonic()): a pass's start, or the end of one of trio's waits (`_Waits`)."""
+        self._arrival = now
+
+    def arrival_time(self) -> float:
+        """The time.monotonic() to stamp a message read in the current pass with: the earliest
+        it can have come (`floor` as the pass began), plus at most `CHARGED_LAG_S`, and no
+        later than the pass's start."""
+        return self._arrival
+
+    def look(self) -> None:
+        """Read what came off the wire and is not read yet: a pass, unless one is running (a
+        referee about to call a timeout looks first)."""
+        if not self._in_pass and not self.loop.is_closed():
+            self.passes(PASSES)
 
     def pass_once(self) -> None:
         """Run the callbacks ready now and those of due timers and I/O, without blocking."""
@@ -63,6 +131,11 @@ class Pump:
         one span in which the loop counts as running (setting and clearing that costs about
         a microsecond each way, and a pass rarely runs alone)."""
         loop = self.loop
+        now = time.monotonic()
+        floor = self.floor
+        self._arrival = now if now < floor + CHARGED_LAG_S else floor + CHARGED_LAG_S
+        self.floor = now
+        self._in_pass = True
         events._set_running_loop(loop)
         loop._thread_id = threading.get_ident()  # is_running(), as in run_forever
         loop._stopping = True  # _run_once polls its selector without blocking
@@ -76,6 +149,7 @@ class Pump:
             loop._stopping = False
             loop._thread_id = None
             events._set_running_loop(None)
+            self._in_pass = False
 
     def run_ready(self) -> None:
         """Run what trio's tasks left ready on the loop (`arena.rpc.bridge` posts with
@@ -107,6 +181,8 @@ class Pump:
         """Pump until `stop`; then until the loop has nothing ready."""
         loop = self.loop
         fd = loop._selector.fileno()
+        waits = _Waits(self, fd)
+        trio.lowlevel.add_instrument(waits)
         try:
             while True:
                 self.passes(PASSES)
@@ -135,6 +211,7 @@ class Pump:
                     finally:
                         self._parked = False
         finally:
+            trio.lowlevel.remove_instrument(waits)
             self._done.set()
 
     def stop(self) -> None:
