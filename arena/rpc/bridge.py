@@ -280,6 +280,10 @@ def server_options(
 # --------------------------------------------------------------------------- the crossings
 
 
+def _now(after: float) -> float:
+    return time.monotonic()
+
+
 @final
 class _Crossing:
     """The two thread hops. Each returns False instead of raising when the far side is gone.
@@ -307,10 +311,11 @@ class _Crossing:
         # thread, inside trio, and call trio directly.
         self._direct = pumped
         self._pumped = pumped
-        # The time.monotonic() to stamp a message read off the wire with: now, or, pumped,
-        # the earliest it can have come (`Pump.arrival_time`); and, pumped, how to read what
-        # came and is not read yet (`Pump.look`: before a referee calls a timeout).
-        self.arrival_time: Callable[[], float] = time.monotonic
+        # The time.monotonic() to stamp a message read off the wire with, given the latest
+        # request handed to gRPC on its stream (an answer cannot come before it): now, or,
+        # pumped, the earliest it can have come (`Pump.arrival_time`); and, pumped, how to
+        # read what came and is not read yet (`Pump.look`: before a referee calls a timeout).
+        self.arrival_time: Callable[[float], float] = _now
         self.look: Callable[[], None] | None = None
         self.batch_to_trio = _Batch(self.to_trio)
         self.batch_to_asyncio = _Batch(self.to_asyncio)
@@ -513,6 +518,7 @@ class BridgedStream(Generic[InT, OutT]):
         self._outbox: deque[OutT | _Noted | _Close] = deque()
         self._outbox_wake_pending = False
         self._sender_blocked = False
+        self._handed_last = 0.0  # when the writer last handed a noted message to gRPC
         self._batching = False
         # trio thread only
         self._router: Callable[[InT], bool] | None = None
@@ -813,7 +819,7 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def _push(self, item: InT | _End) -> None:
         stream = self._stream
-        stream._inbox.append((item, self._crossing.arrival_time()))
+        stream._inbox.append((item, self._crossing.arrival_time(stream._handed_last)))
         if not stream._inbox_wake_pending:
             stream._inbox_wake_pending = True
             if not self._crossing.batch_to_trio.post(stream._wake_receivers):
@@ -855,7 +861,7 @@ class _AsyncioSide(Generic[InT, OutT]):
                         self.abort(item.code, item.details)
                         return
                     if noted:
-                        handed = time.monotonic()
+                        handed = stream._handed_last = time.monotonic()
                         for note in noted:
                             note.handed_at = handed
                     await self._context.write(item)

@@ -15,12 +15,14 @@ Fair clocks (`arena.referee.match`): a bot's answer is stamped with the time it 
 wire, and here it is read only when trio's thread gets to a pass of the loop; a referee whose
 thread was busy (a long step, a collection, a stall) would charge its bots for that. So what a
 pass reads is stamped not with the pass's time but with the earliest its messages can have
-come (`arrival_time`), plus at most `CHARGED_LAG_S`: when the pass before looked, or the
-latest moment the loop's selector was seen with nothing to read (`_Waits`: trio's I/O waits
-while the pump waits for that selector), or the end of such a wait that slept until the
-selector woke it. And before a referee calls a timeout it looks at the wire (`look`): a
-pass then reads what came in time but was not read yet. A pass on time is stamped with its
-own time, as the gRPC thread would stamp it.
+come (`arrival_time`), plus at most `CHARGED_LAG_S`, and no later than it is read: the
+latest of when the pass before looked, the last moment the loop's selector was seen with
+nothing to read (`_Waits`: trio's I/O waits while the pump waits for that selector), the end
+of such a wait that slept until the selector woke it, and when the request it may answer was
+handed to gRPC (an answer read in the very pass that wrote its request came after it). And
+before a referee calls a timeout it looks at the wire (`look`): a pass then reads what came
+in time but was not read yet. A pass on time is stamped with its own time, as the gRPC
+thread would stamp it.
 
 This reaches into three private parts of CPython's selector event loop, which have not
 changed from 3.8 to 3.13: ``_run_once``, ``_ready``/``_scheduled`` and ``_selector``;
@@ -108,13 +110,16 @@ class Pump:
         self.floor = now
         """The latest moment the loop's selector is known to have had nothing new to read
         (time.monotonic()): a pass's start, or the end of one of trio's waits (`_Waits`)."""
-        self._arrival = now
+        self._floor_then = now  # `floor` as the current pass began
 
-    def arrival_time(self) -> float:
-        """The time.monotonic() to stamp a message read in the current pass with: the earliest
-        it can have come (`floor` as the pass began), plus at most `CHARGED_LAG_S`, and no
-        later than the pass's start."""
-        return self._arrival
+    def arrival_time(self, after: float) -> float:
+        """The time.monotonic() to stamp a message read in the current pass with, which came
+        `after` then (the request it may answer was handed to gRPC): the earliest it can have
+        come (`floor` as the pass began, or `after`), plus at most `CHARGED_LAG_S`, and no
+        later than now."""
+        now = time.monotonic()
+        earliest = (after if after > self._floor_then else self._floor_then) + CHARGED_LAG_S
+        return earliest if earliest < now else now
 
     def look(self) -> None:
         """Read what came off the wire and is not read yet: a pass, unless one is running (a
@@ -131,10 +136,8 @@ class Pump:
         one span in which the loop counts as running (setting and clearing that costs about
         a microsecond each way, and a pass rarely runs alone)."""
         loop = self.loop
-        now = time.monotonic()
-        floor = self.floor
-        self._arrival = now if now < floor + CHARGED_LAG_S else floor + CHARGED_LAG_S
-        self.floor = now
+        self._floor_then = self.floor
+        self.floor = time.monotonic()
         self._in_pass = True
         events._set_running_loop(loop)
         loop._thread_id = threading.get_ident()  # is_running(), as in run_forever
