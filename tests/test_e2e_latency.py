@@ -25,10 +25,12 @@ from test_e2e_support import (
     write_config,
 )
 
+from arena.rpc.bridge import HOST_ENV
 from arena.tournament import latency as lat
 from arena.web.data import Database, bot_stats
 
 pytestmark = pytest.mark.e2e
+HOSTS = ("thread", "pump")
 NAME = "slowcup"
 BOTS = {
     "ponder": python_bot(TEST_BOTS / "pondering.py", "30"),
@@ -147,15 +149,19 @@ def test_csv_markdown_table_and_web_show_the_same_numbers(played: Path) -> None:
         assert round(s.p99_ms, 2) == again[bot]["latency_p99_ms"]
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Two bots that answer at once (the sample random bot, the first-legal test bot)."""
-    folder = tmp_path_factory.mktemp("quick")
+@pytest.fixture(scope="module", params=HOSTS)
+def quick(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Path:
+    """Two bots that answer at once (the sample random bot, the first-legal test bot), with
+    the gRPC loop on either host (`arena.rpc.bridge.HOST_ENV`): on a thread of its own, or
+    pumped on trio's thread, where what a pass reads is stamped with the earliest it can
+    have come (an answer read in the pass that wrote its request was stamped before it)."""
+    folder = tmp_path_factory.mktemp(f"quick-{request.param}")
     config = write_config(folder, name="quick", variants=["argentine-1v1"], games=6,
                           concurrency=2, decision_ms=2000, options={"argentine-1v1": {}},
                           bots={"random": python_bot(SAMPLE_BOTS / "random_bot.py"),
                                 "first": bot_cmd("first_legal")})
-    run = arena("tournament", config, "--no-progress", cwd=folder)
+    run = arena("tournament", config, "--no-progress", cwd=folder,
+                env={HOST_ENV: request.param})
     assert run.returncode == 0, explain(run)
     return folder
 
