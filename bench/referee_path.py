@@ -420,8 +420,8 @@ def measure_referee(streams: int, seconds: float, mode: str = "thread") -> Round
         log_file = Path(folder) / "referee.jsonl"
         arena_logging.configure(path=log_file)
         before = os.environ.pop(HOST_ENV, None)
-        if mode == "pump":
-            os.environ[HOST_ENV] = "pump"
+        if mode in ("pump", "thread"):
+            os.environ[HOST_ENV] = mode
         try:
             tally, cpu, threads = (guest.run if mode == "guest" else trio.run)(main)
         finally:

@@ -5,12 +5,13 @@ Thread model
 trio owns the program. `serve_grpc` serves from a ``grpc.aio`` server, whose asyncio event
 loop runs where ``ARENA_GRPC_HOST`` says (`HOST_ENV`):
 
-* ``thread`` (the default): on a thread of its own (named ``arena-grpc``): everything gRPC
-  happens on that thread, everything else (referee, tournament) on trio's.
-* ``pump``: on trio's own thread, driven by a trio task (`arena.rpc.pump`) that runs one
-  pass of the loop whenever it has work (its selector's fd is readable, a timer is due, or
-  trio posted a callback). No thread of ours but trio's; gRPC's own poller thread wakes the
-  loop as it always does, which wakes trio's thread.
+* ``pump`` (the default): on trio's own thread, driven by a trio task (`arena.rpc.pump`)
+  that runs one pass of the loop whenever it has work (its selector's fd is readable, a
+  timer is due, or trio posted a callback). No thread of ours but trio's; gRPC's own poller
+  thread wakes the loop as it always does, which wakes trio's thread.
+* ``thread``: on a thread of its own (named ``arena-grpc``): everything gRPC happens on that
+  thread, everything else (referee, tournament) on trio's. Also where a loop that cannot be
+  pumped (not CPython's selector loop) runs.
 
 The two sides meet in exactly two calls:
 
@@ -99,9 +100,9 @@ MAX_BATCH = 64
 """The most messages `BridgedStream.send_in_batches` packs into one."""
 
 HOST_ENV = "ARENA_GRPC_HOST"
-"""Where the gRPC loop runs: on a thread of its own (``arena-grpc``; the default), or
-``pump``: on trio's thread, pumped by a trio task (`arena.rpc.pump`): faster, but answers
-are then stamped only when trio's thread gets to them (docs/ARCHITECTURE.md)."""
+"""Where the gRPC loop runs: ``pump`` (the default), on trio's thread, pumped by a trio task
+(`arena.rpc.pump`), or ``thread``, on a thread of its own (``arena-grpc``): slower, one
+thread hop and GIL hand-over each way per message (docs/ARCHITECTURE.md)."""
 
 LOOP_PROBE_S = 0.02
 """How often the gRPC thread measures its event loop's lag (`GrpcServerThread.take_loop_lag`)."""
@@ -1092,7 +1093,7 @@ class GrpcServerThread:
         self._loop = asyncio.new_event_loop() if host is None else host
         self._pump = (
             Pump(self._loop)
-            if host is None and os.environ.get(HOST_ENV) == "pump"
+            if host is None and os.environ.get(HOST_ENV, "pump") != "thread"
             and pump_supported(self._loop) else None
         )
         self._crossing = _Crossing(

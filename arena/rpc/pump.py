@@ -1,8 +1,9 @@
-"""An asyncio loop driven from a trio task, on trio's own thread (`ARENA_GRPC_HOST=pump`).
+"""An asyncio loop driven from a trio task, on trio's own thread (the default host of the
+gRPC loop; ``ARENA_GRPC_HOST=thread`` for the other).
 
-`arena.rpc.bridge` serves gRPC from a ``grpc.aio`` server, which needs an asyncio loop. By
-default that loop runs on a thread of its own, and every message crosses between it and
-trio's thread: a thread wake-up and a GIL hand-over each way. Here the loop does not run by
+`arena.rpc.bridge` serves gRPC from a ``grpc.aio`` server, which needs an asyncio loop. On a
+thread of its own, every message crosses between that thread and trio's: a thread wake-up
+and a GIL hand-over each way. Here the loop does not run by
 itself: a trio task (`pump`) runs one pass of it (`_run_once`, what ``run_forever`` repeats)
 whenever it has work, and otherwise waits, in trio, for the loop's selector to become
 readable (an epoll file descriptor is itself pollable) or for its next timer. gRPC's own
