@@ -7,6 +7,7 @@ import contextlib
 import json
 import secrets
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -407,6 +408,8 @@ def tournament(
         preflight(config)  # nothing is created before every check passed
         if fresh:
             Store(config.database).forget_tournament(config.name)
+            from arena.tournament.runner import begun_marks
+            shutil.rmtree(begun_marks(config), ignore_errors=True)
         # With remote bots the organizer must know where they connect: say it at once.
         _run(config, progress=not no_progress and err.is_terminal,
              announce=any(not bot.launched for bot in config.bots),

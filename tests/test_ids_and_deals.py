@@ -130,9 +130,11 @@ def test_deals_follow_from_the_secret_not_from_the_config(tmp_path: Path) -> Non
 
 def test_a_tournament_keeps_its_stored_secret_and_fresh_draws_a_new_one(tmp_path: Path) -> None:
     """Without a key file the secret is kept in the database's tournaments row: a match
-    lost from the database and played again on resume gets the same seed (and so the same
-    deals); `--fresh` draws a new secret, so every seed changes; a second tournament of the
-    same config in another folder has other seeds."""
+    lost from the database and played again on resume is dealt anew (its bots saw its
+    hands) with the seed that secret gives its second attempt, HMAC(secret, first seed, 1),
+    the others keep theirs; `--fresh` draws a new secret, so every seed changes, and starts
+    the attempts over; a second tournament of the same config in another folder has other
+    seeds."""
     rows = _run(tmp_path, "kept", ["x", "y"], games=2, fixed_secret=False)
     seeds = {r["id"]: r["seed"] for r in rows}
     with closing(sqlite3.connect(tmp_path / "arena.db")) as db:
@@ -144,7 +146,9 @@ def test_a_tournament_keeps_its_stored_secret_and_fresh_draws_a_new_one(tmp_path
     resumed = arena("tournament", config, "--no-progress", cwd=tmp_path)
     assert resumed.returncode == 0, explain(resumed)
     assert "1 matches already stored, 1 to play" in resumed.stderr, explain(resumed)
-    assert {r["id"]: r["seed"] for r in stored_matches(tmp_path / "arena.db")} == seeds
+    lost = sorted(seeds)[0]
+    again = {**seeds, lost: match_seed(secret, seeds[lost], "attempt", 1)}
+    assert {r["id"]: r["seed"] for r in stored_matches(tmp_path / "arena.db")} == again
     fresh = arena("tournament", config, "--no-progress", "--fresh", cwd=tmp_path)
     assert fresh.returncode == 0, explain(fresh)
     renewed = {r["id"]: r["seed"] for r in stored_matches(tmp_path / "arena.db")}

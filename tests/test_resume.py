@@ -6,8 +6,10 @@ with ARENA_BOT_SEED, each launched by the referee once per seat. The tournament 
 matches (2 bots x 2 variants x 3 games), two at a time: once 2 are stored, at most 2 more
 are in flight, so an interrupted run always leaves some to play. The test watches the
 SQLite database read-only and interrupts the referee once some but not all matches are
-stored; the run after it must finish the tournament as if nothing had happened: the same rows as an
-uninterrupted run of the same config in another folder (module fixture `reference`).
+stored and one is in flight; the run after it must finish the tournament as if nothing had
+happened: the same rows as an uninterrupted run of the same config in another folder
+(module fixture `reference`), but for the matches in flight when it stopped, which are dealt
+anew (the runner's `attempt`: their bots saw those hands).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from test_e2e_support import (
 )
 
 from arena.tournament import Store, standings
+from arena.tournament.runner import file_stem
 
 pytestmark = pytest.mark.e2e
 
@@ -104,15 +107,18 @@ def _start(config: Path, mark: str) -> subprocess.Popen[str]:
 
 def _interrupt(folder: Path, sig: signal.Signals) -> tuple[subprocess.Popen[str], str, str, str]:
     """Start the tournament in `folder`, send `sig` to its process group once 2 matches are
-    stored, and wait for it to end: (process, stdout, stderr, the bots' marker)."""
+    stored and another has begun, and wait for it to end: (process, stdout, stderr, the
+    bots' marker)."""
     mark = os.urandom(8).hex()
     process = _start(_config(folder), mark)
     database = folder / "arena.db"
     try:
-        poll(
-            lambda: stored_count(database) >= 2 or process.poll() is not None,
+        poll(  # and a match begun, not stored: in flight when stopped
+            lambda: (stored_count(database) >= 2
+                     and len(_begun(folder)) > stored_count(database))
+            or process.poll() is not None,
             CLI_TIMEOUT,
-            "the first stored matches",
+            "the first stored matches and one in flight",
         )
         os.killpg(process.pid, sig)
         out, err = process.communicate(timeout=CLI_TIMEOUT)
@@ -167,7 +173,11 @@ def reference(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _check_resumed(folder: Path, reference: Path, stored_before: int) -> None:
     """Run the same command again and check the tournament is whole and the same as the
-    uninterrupted one."""
+    uninterrupted one, but for the matches begun and not stored before: dealt anew."""
+    begun_before = _begun(folder)
+    stored_ids = set(_rows(folder))
+    assert len(stored_ids) == stored_before
+    assert stored_ids <= begun_before, (stored_ids, begun_before)
     mark = os.urandom(8).hex()
     again = arena("tournament", _config(folder), "--no-progress", cwd=folder, env=_env(mark))
     assert again.returncode == 0, explain(again)
@@ -194,15 +204,39 @@ def _check_resumed(folder: Path, reference: Path, stored_before: int) -> None:
         output, _ = check.communicate(timeout=CLI_TIMEOUT)
         assert check.returncode == 0, (path, output)
         assert "replay check: OK" in output, (path, output)
-    # The same tournament as the uninterrupted one: every row, every action, the standings.
+    # The same tournament as the uninterrupted one, but for the matches the interrupted
+    # run had begun and not stored: those are dealt anew (their bots saw those hands).
     expected = _rows(reference)
+    anew = {e["match_id"]: e["attempt"] for e in _events(folder)
+            if e["event"] == "match_dealt_anew"}
+    assert anew, (begun_before, stored_ids)
+    assert set(anew) == begun_before - stored_ids, (anew, begun_before, stored_ids)
+    assert set(anew.values()) <= {2}, anew
     for match_id, row in rows.items():
-        assert [row[c] for c in OUTCOME] == [expected[match_id][c] for c in OUTCOME], match_id
-        assert _actions(row["replay"]) == _actions(expected[match_id]["replay"]), match_id
         assert row["termination"] == "normal", row
         assert json.loads(row["strikes"]) == [0, 0], row
-    assert _standings(folder) == _standings(reference)
+        if match_id in anew:
+            assert row["seed"] != expected[match_id]["seed"], match_id
+            assert read_replay(Path(row["replay"]))[0]["seed"] == str(row["seed"]), match_id
+            continue
+        assert [row[c] for c in OUTCOME] == [expected[match_id][c] for c in OUTCOME], match_id
+        assert _actions(row["replay"]) == _actions(expected[match_id]["replay"]), match_id
+    if not anew:
+        assert _standings(folder) == _standings(reference)
     assert processes_with(mark) == []
+
+
+def _begun(folder: Path) -> set[str]:
+    """The ids of the matches the tournament in `folder` has begun (its begun marks), of the
+    schedule's."""
+    stems = {file_stem(i): i for i in expected_ids(NAME, BOTS, VARIANTS, GAMES)}
+    return {stems[p.name] for p in (folder / "logs").rglob("begun/*/*") if p.name in stems}
+
+
+def _events(folder: Path) -> list[dict[str, Any]]:
+    """Every event of the tournament's log files in `folder` (both runs)."""
+    return [json.loads(line) for path in sorted((folder / "logs").glob("*.jsonl"))
+            for line in path.read_text(encoding="utf-8").splitlines() if line.startswith("{")]
 
 
 def test_sigkill_then_the_same_command_finishes_the_tournament(

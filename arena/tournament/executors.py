@@ -256,6 +256,7 @@ class _Pool:
                     ) from None
                 log.warning("match_rerun", match_id=pairing.match_id, detail=str(exc),
                             attempt=attempt + 1)
+                pairing = self.runner.attempt(pairing)  # new deals: its bots saw the first
         # The replay is written by this process, under its own folder.
         from arena.tournament.runner import replay_path
 

@@ -41,6 +41,7 @@ from arena.tournament.schedule import (
     SECRET_BYTES,
     Pairing,
     in_schedule,
+    match_seed,
     round_robin,
     schedule_size,
     seat_bots,
@@ -530,14 +531,46 @@ class TournamentRunner:
     ) -> None:
         """Play `pairing` in `slot`; once it has ended, free the slot and hand over `then`'s
         pairing (its duplicate twin) to be played next."""
+        report: MatchReport | None = None
         try:
-            report = await play(pairing)
+            report = await play(self.attempt(pairing))
         finally:
             limiter.release_on_behalf_of(slot)
             if then is not None:
-                then[0].send_nowait(then[1])
+                twin = then[1]
+                if report is not None and report.seed != twin.seed:  # dealt anew: so is it
+                    twin = dataclasses.replace(twin, seed=report.seed)
+                then[0].send_nowait(twin)
         if self.on_match_done:
             self.on_match_done(pairing, report)
+
+    def attempt(self, pairing: Pairing) -> Pairing:
+        """`pairing` as it is to be played now: counted as begun (a file per match,
+        `begun_marks`), and, if it was begun before and never stored (its worker died, the
+        referee was stopped and resumed), dealt anew. Its seed for attempt n > 0 is an HMAC
+        under the tournament's secret of its first seed and n: the same runs give the same
+        seeds, but no bot meets again the hands it saw in an attempt that was cut short (a
+        hostile review, round 4: a rerun replayed the very deals its bots had seen)."""
+        mark = begun_marks(self.config, self.secret) / file_stem(pairing.match_id)
+        try:
+            before = int(mark.read_text(encoding="ascii").strip() or 0)
+        except (OSError, ValueError):
+            before = 0
+        try:
+            mark.parent.mkdir(parents=True, exist_ok=True)
+            fresh = mark.with_name(mark.name + ".new")
+            fresh.write_text(f"{before + 1}\n", encoding="ascii")
+            os.replace(fresh, mark)
+        except OSError as exc:
+            raise ArenaError(f"cannot note that match {pairing.match_id} began, under "
+                             f"{mark.parent}: {exc.strerror or exc}") from None
+        if before == 0:
+            return pairing
+        log.warning("match_dealt_anew", match_id=pairing.match_id, attempt=before + 1,
+                    detail="begun before and never stored: new deals, so that no bot meets "
+                    "the hands it saw again")
+        return dataclasses.replace(
+            pairing, seed=match_seed(self.secret, pairing.seed, "attempt", before))
 
     async def play(self, pairing: Pairing) -> MatchReport:
         """Play one pairing to its end and hand it to the storage worker (which writes its
@@ -868,6 +901,16 @@ def _keep_earlier(log_path: Path) -> None:
         n += 1
     with contextlib.suppress(OSError):
         log_path.rename(log_path.with_name(f"{log_path.name}.{n}"))
+
+
+def begun_marks(config: TournamentConfig, secret: bytes | None = None) -> Path:
+    """The folder of the files that count how often each match began (`attempt`): under the
+    logs, one per tournament and secret (a tournament started over with a new secret starts
+    with none); without `secret`, the folder of every secret's."""
+    folder = config.logs / file_stem(config.name) / "begun"
+    if secret is None:
+        return folder
+    return folder / hashlib.sha256(b"truco-arena-begun" + secret).hexdigest()[:16]
 
 
 def replay_path(config: TournamentConfig, match_id: str) -> Path:
