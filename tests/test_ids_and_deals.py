@@ -157,3 +157,20 @@ def test_a_tournament_keeps_its_stored_secret_and_fresh_draws_a_new_one(tmp_path
     (tmp_path / "other").mkdir()
     other = _run(tmp_path / "other", "kept", ["x", "y"], games=2, fixed_secret=False)
     assert all(r["seed"] != seeds[r["id"]] for r in other)
+
+
+def test_with_duplicate_deals_a_match_played_again_keeps_its_pairs_deals(tmp_path: Path) -> None:
+    """With `tournament.duplicate` the two matches of a pair share one seed, and a match lost
+    from the database and played again on resume keeps it (its bots see every deal in both
+    matches of the pair anyway; new deals would only break the pair), while without
+    duplicate deals the same loss is dealt anew (the test above)."""
+    rows = _run(tmp_path, "dup", ["x", "y"], games=2, duplicate=True)
+    seeds = {r["id"]: r["seed"] for r in rows}
+    assert len(seeds) == 2
+    assert len(set(seeds.values())) == 1, seeds  # one pair, one seed
+    with closing(sqlite3.connect(tmp_path / "arena.db")) as db, db:
+        db.execute("DELETE FROM matches WHERE id = ?", (sorted(seeds)[1],))
+    resumed = arena("tournament", tmp_path / "dup.toml", "--no-progress", cwd=tmp_path)
+    assert resumed.returncode == 0, explain(resumed)
+    assert "1 matches already stored, 1 to play" in resumed.stderr, explain(resumed)
+    assert {r["id"]: r["seed"] for r in stored_matches(tmp_path / "arena.db")} == seeds

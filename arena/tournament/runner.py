@@ -531,16 +531,12 @@ class TournamentRunner:
     ) -> None:
         """Play `pairing` in `slot`; once it has ended, free the slot and hand over `then`'s
         pairing (its duplicate twin) to be played next."""
-        report: MatchReport | None = None
         try:
             report = await play(self.attempt(pairing))
         finally:
             limiter.release_on_behalf_of(slot)
             if then is not None:
-                twin = then[1]
-                if report is not None and report.seed != twin.seed:  # dealt anew: so is it
-                    twin = dataclasses.replace(twin, seed=report.seed)
-                then[0].send_nowait(twin)
+                then[0].send_nowait(then[1])
         if self.on_match_done:
             self.on_match_done(pairing, report)
 
@@ -550,7 +546,10 @@ class TournamentRunner:
         referee was stopped and resumed), dealt anew. Its seed for attempt n > 0 is an HMAC
         under the tournament's secret of its first seed and n: the same runs give the same
         seeds, but no bot meets again the hands it saw in an attempt that was cut short (a
-        hostile review, round 4: a rerun replayed the very deals its bots had seen)."""
+        hostile review, round 4: a rerun replayed the very deals its bots had seen). Not
+        with duplicate deals (`tournament.duplicate`): there every deal is played twice by
+        design, its bots see each one in both matches of a pair, and new deals for one of
+        them would only break the pair."""
         mark = begun_marks(self.config, self.secret) / file_stem(pairing.match_id)
         try:
             before = int(mark.read_text(encoding="ascii").strip() or 0)
@@ -564,7 +563,7 @@ class TournamentRunner:
         except OSError as exc:
             raise ArenaError(f"cannot note that match {pairing.match_id} began, under "
                              f"{mark.parent}: {exc.strerror or exc}") from None
-        if before == 0:
+        if before == 0 or self.config.duplicate:
             return pairing
         log.warning("match_dealt_anew", match_id=pairing.match_id, attempt=before + 1,
                     detail="begun before and never stored: new deals, so that no bot meets "
