@@ -91,7 +91,8 @@ class _Waits(trio.abc.Instrument):
         if not self._began or not pump._parked:
             return
         end = time.monotonic()
-        if not self._poll.poll(0) or end - self._began >= SLEPT_S:
+        # (A wait with no timeout to sleep did not sleep, however long it seemed to take.)
+        if not self._poll.poll(0) or (timeout > 0 and end - self._began >= SLEPT_S):
             pump.floor = end
 
 
