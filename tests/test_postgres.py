@@ -137,8 +137,8 @@ def test_a_tournament_in_postgresql_resumes_without_playing_twice(
     in_postgres: tuple[Path, str],
 ) -> None:
     """Delete one stored match from PostgreSQL and run the same command again: it resumes,
-    plays that one match only, and the rows are as before (the deals are the tournament's);
-    a third run plays nothing and stores no duplicate."""
+    plays that one match only, dealt anew (its bots saw its hands: a new seed), and the other
+    rows are as before; a third run plays nothing and stores no duplicate."""
     folder, url = in_postgres
     before = _outcomes(_pg_rows(url))
     lost = before[2]["id"]
@@ -149,19 +149,23 @@ def test_a_tournament_in_postgresql_resumes_without_playing_twice(
     assert run.returncode == 0, explain(run)
     assert f"resuming {NAME}: {len(before) - 1} matches already stored, 1 to play" \
         in flat(run.stderr), explain(run)
-    assert _outcomes(_pg_rows(url)) == before
+    after = _outcomes(_pg_rows(url))
+    assert [r["id"] for r in after] == [r["id"] for r in before]
+    assert [r for r in after if r["id"] != lost] == [r for r in before if r["id"] != lost]
+    assert after[2]["seed"] != before[2]["seed"]
     again = arena("tournament", config, "--no-progress", cwd=folder, env=ENV)
     assert again.returncode == 0, explain(again)
     assert "0 to play" in flat(again.stderr), explain(again)
-    assert _outcomes(_pg_rows(url)) == before
+    assert _outcomes(_pg_rows(url)) == after
 
 
 def test_arena_web_serves_a_postgresql_database(
-    in_sqlite: Path, in_postgres: tuple[Path, str],
+    in_postgres: tuple[Path, str],
 ) -> None:
     """`arena web --database postgresql://...` (a separate process, a plain HTTP client):
-    the tournament's JSON gives each bot the matches and wins SQLite's standings give, and
-    the tournament page lists the bots with their latency."""
+    the tournament's JSON gives each bot the matches and wins `arena standings` gives for the
+    same database (not SQLite's: the resume test deals one match anew), and the tournament
+    page lists the bots with their latency."""
     folder, url = in_postgres
     log = folder / "web.log"
     with log.open("w") as out:
@@ -187,7 +191,7 @@ def test_arena_web_serves_a_postgresql_database(
         proc.terminate()
         proc.wait(timeout=30)
     assert "postgresql://" in log.read_text()
-    reference = _standings(in_sqlite / "arena.db", in_sqlite)[f"{NAME}: overall"]["standings"]
+    reference = _standings(url, folder)[f"{NAME}: overall"]["standings"]
     assert {ln["bot"]: (ln["matches"], ln["wins"]) for ln in data["standings"]["overall"]} \
         == {r["bot"]: (r["played"], r["won"]) for r in reference}
     assert data["done"] == 2 * len(VARIANTS)
