@@ -292,20 +292,21 @@ class SpectatorFeed:
 
     def subscribe(
         self, match_id: str, loop: asyncio.AbstractEventLoop, host: str = "",
-    ) -> _Watcher | str | None:
+    ) -> _Watcher:
         """A new watcher of `match_id` ("" for every match) for a client on `host`, its queue
-        holding the current table of each match it watches; None if `match_id` is not live;
-        a one-line reason if the watchers from `host`, or in all, are at their bound."""
+        holding the current table of each match it watches. Raises `NotLive` if `match_id`
+        is not live, `WatchersFull` (a one-line reason) if the watchers from `host`, or in
+        all, are at their bound."""
         watcher = _Watcher(match_id, loop, self.buffer, host)
         with self._lock:
             first = [wire for _, wire in self._latest.values() if watcher.wants(wire)]
             if match_id and not first:
-                return None
+                raise NotLive(f"match_id: no live match {match_id!r} (ListMatches lists them)")
             if len(self._watchers) >= WATCHERS_IN_ALL:
-                return f"watchers: at most {WATCHERS_IN_ALL} at once on this referee"
+                raise WatchersFull(f"watchers: at most {WATCHERS_IN_ALL} at once on this referee")
             if sum(w.host == host for w in self._watchers) >= WATCHERS_PER_HOST:
-                return (f"watchers: at most {WATCHERS_PER_HOST} at once from one host "
-                        "(watch match_id \"\" for every match)")
+                raise WatchersFull(f"watchers: at most {WATCHERS_PER_HOST} at once from one "
+                                   "host (watch match_id \"\" for every match)")
             watcher.queue.extend(first[-self.buffer:])
             self._watchers.add(watcher)
         return watcher
@@ -327,6 +328,14 @@ class SpectatorFeed:
     def unsubscribe(self, watcher: _Watcher) -> None:
         with self._lock:
             self._watchers.discard(watcher)
+
+
+class NotLive(LookupError):
+    """The match asked for is not live (`SpectatorFeed.subscribe`)."""
+
+
+class WatchersFull(Exception):
+    """No more watchers now, from that host or in all (`SpectatorFeed.subscribe`)."""
 
 
 class SpectatorService(pb_grpc.SpectatorServicer):
@@ -361,19 +370,18 @@ class SpectatorService(pb_grpc.SpectatorServicer):
         self, request: pb.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> None:
         await self._admit(request.token, context)
-        watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop(),
-                                      peer_host(context.peer()))
-        if watcher is None:
-            await context.abort(grpc.StatusCode.NOT_FOUND,
-                                f"match_id: no live match {request.match_id!r} "
-                                "(ListMatches lists them)")
+        try:
+            watcher = self.feed.subscribe(request.match_id, asyncio.get_running_loop(),
+                                          peer_host(context.peer()))
+        except NotLive as exc:
+            await context.abort(grpc.StatusCode.NOT_FOUND, str(exc))
             return
-        if isinstance(watcher, str):
+        except WatchersFull as exc:
             self.refused += 1
             if self.refused & (self.refused - 1) == 0:  # the 1st, 2nd, 4th, 8th... refusal
-                log.warning("spectator_refused", peer=context.peer(), why=watcher,
+                log.warning("spectator_refused", peer=context.peer(), why=str(exc),
                             refused=self.refused)
-            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, watcher)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc))
             return
         watcher.task = asyncio.current_task()
         log.info("spectator_watching", peer=context.peer(), match_id=request.match_id or "*")
