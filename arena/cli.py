@@ -575,10 +575,10 @@ def match(
         out.print(f"replay: {replay_path(config, pairing.match_id)}", markup=False)
         if row.termination != "normal":
             # Not a plain win: say how it ended, who was at fault and why; exit 1 (a bot was:
-            # one seat, or every seat when none took its place).
+            # one, or both when neither took its place).
             outcome = played[0].outcome if played else None
             seat = outcome.faulty_seat if outcome is not None else None
-            at_fault = row.faulty_bot or "every seat"
+            at_fault = row.faulty_bot or "both bots"
             if seat is not None:
                 at_fault += f" (seat {seat})"
             detail = printable(outcome.detail) if outcome is not None else ""

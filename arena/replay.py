@@ -528,9 +528,9 @@ def _check_faults(replay: Replay, match: Match) -> None:
     """A result's strikes, faulty seat and winner agree with the action lines: each fault
     written there is a strike of its seat; a match ended by a strike (timeout, illegal
     action) has one more for the faulty seat, the one that ended it (not written as an
-    action); with two sides, the side of the faulty seat loses; a forfeit of every seat (none
-    took its place) names no faulty seat, no winner and no hand. (A hostile review, round 4,
-    flipped a timeout loss onto the other seat and the check said OK.)"""
+    action); with two sides, the side of the faulty seat loses; a forfeit of both bots
+    (neither took its place) names no faulty seat, no winner and no hand. (A hostile review,
+    round 4, flipped a timeout loss onto the other seat and the check said OK.)"""
     result = replay.result
     assert result is not None
     counted = [0] * match.num_seats
@@ -542,12 +542,12 @@ def _check_faults(replay: Replay, match: Match) -> None:
         if faulty is not None:
             raise ReplayMismatchError("a match ended normally names a faulty seat")
     elif termination == "forfeit" and faulty is None:
-        # Several seats failed to take their places: nobody wins, nothing was played.
+        # Both bots failed to take their places: nobody wins, nothing was played.
         if result["winner_team"] is not None:
-            raise ReplayMismatchError("a forfeit with no faulty seat (every seat failed to "
+            raise ReplayMismatchError("a forfeit with no faulty seat (neither bot managed to "
                                       "start) has no winner")
         if any(line["type"] in ("hand", "action") for line in replay.lines):
-            raise ReplayMismatchError("a forfeit with no faulty seat (every seat failed to "
+            raise ReplayMismatchError("a forfeit with no faulty seat (neither bot managed to "
                                       "start) has no hand")
     else:
         if not isinstance(faulty, int) or not 0 <= faulty < match.num_seats:

@@ -45,7 +45,7 @@ def test_a_match_neither_bot_starts_is_a_forfeit_of_both_that_arena_replay_accep
     tmp_path: Path,
 ) -> None:
     """Both bots crash before connecting: a forfeit with no winner and no single faulty seat;
-    `arena match` says every seat was at fault and exits 1, and `arena replay` passes the
+    `arena match` says both bots were at fault and exits 1, and `arena replay` passes the
     file it wrote (the check refused a forfeit without a faulty seat: CI met it when the
     hostile round robin's crash_at_start and badtoken both failed to take their places)."""
     crash = f"python {TEST_BOTS / 'crash_at_start.py'}"
@@ -53,13 +53,38 @@ def test_a_match_neither_bot_starts_is_a_forfeit_of_both_that_arena_replay_accep
                 cwd=tmp_path)
     assert run.returncode == 1, explain(run)
     assert re.search(r"^\S+: forfeit; winner: none;", run.stdout, re.MULTILINE), explain(run)
-    assert re.search(r"^ended by forfeit: at fault every seat: seat 0: .*exited with code 3",
+    assert re.search(r"^ended by forfeit: at fault both bots: seat 0: .*exited with code 3",
                      run.stdout, re.MULTILINE), explain(run)
     found = re.search(r"^replay: (\S+)$", run.stdout, re.MULTILINE)
     assert found, explain(run)
     checked = arena("replay", found[1], cwd=tmp_path)
     assert checked.returncode == 0, explain(checked)
     assert "result: forfeit, winner team None" in checked.stdout, explain(checked)
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("variant", "crashing_first"), [
+    ("argentine-2v2", False), ("argentine-gallo", False), ("argentine-gallo", True),
+])
+def test_a_bot_that_crashes_in_every_seat_it_holds_loses_by_forfeit(
+    tmp_path: Path, variant: str, crashing_first: bool
+) -> None:
+    """A bot that crashes before connecting, in a variant where it holds two seats (a 2v2
+    team, argentine-gallo's pair) or the gallo's one: it forfeits and the other bot wins,
+    as with one seat (it got a draw, 'winner: none', when both of its seats failed), and
+    `arena replay` passes the file (a gallo forfeit wrote winner account -1 for seat 2)."""
+    crash = f"python {TEST_BOTS / 'crash_at_start.py'}"
+    bots = [crash, RANDOM] if crashing_first else [RANDOM, crash]
+    run = arena("match", variant, *bots, "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert re.search(r"^\S+: forfeit; winner: random_bot;", run.stdout, re.MULTILINE), \
+        explain(run)
+    assert re.search(r"^ended by forfeit: at fault crash_at_start \(seat \d\): ",
+                     run.stdout, re.MULTILINE), explain(run)
+    found = re.search(r"^replay: (\S+)$", run.stdout, re.MULTILINE)
+    assert found, explain(run)
+    checked = arena("replay", "--quiet", found[1], cwd=tmp_path)
+    assert checked.returncode == 0, explain(checked)
 
 
 @pytest.mark.e2e

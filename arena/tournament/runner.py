@@ -858,11 +858,14 @@ def _resolve(index: int, bot: BotSpec) -> list[str]:
 def _forfeit(
     pairing: Pairing, game: Match, seat: int, why: str, *, quiet: bool = False
 ) -> MatchReport:
-    """The report of a match that never started because `seat` never took its place."""
+    """The report of a match that never started because `seat` never took its place. As
+    for any fault (`arena.referee.match`): with two accounts the other one wins; with three
+    (argentine-gallo) no account wins, and the tournament credits the bot not at fault."""
     if not quiet:
         log.warning("forfeit", seat=seat, detail=why)
+    winner = 1 - game.team_of[seat] if game.num_teams == 2 else None
     outcome = Outcome(
-        Termination.FORFEIT, 1 - game.team_of[seat], seat, why, None,
+        Termination.FORFEIT, winner, seat, why, None,
         (0,) * game.num_seats, (0,) * game.num_teams, (0,) * game.num_teams,
     )
     names = tuple(bot.name for bot in seat_bots(pairing, game.team_of))
@@ -876,11 +879,16 @@ def _forfeit(
 
 def _forfeit_all(pairing: Pairing, game: Match, failures: list[_SeatFailed]) -> MatchReport:
     """The report of a match that never started because several seats failed to take their
-    places: a FORFEIT with no winner and no single faulty seat; the detail names each seat."""
+    places; the detail names each seat. If they are all one bot's (a team variant's bot in
+    each of its seats, the gallo's pair), that bot forfeits, as for one seat (a crashing bot
+    in a 2v2 got a draw); if both bots failed, a FORFEIT with no winner and no faulty seat."""
+    failed = sorted({f.seat for f in failures})
     detail = "; ".join(f"seat {f.seat}: {f.why}" for f in sorted(failures, key=lambda f: f.seat))
-    log.warning("forfeit", seats=sorted({f.seat for f in failures}), detail=detail)
-    report = _forfeit(pairing, game, failures[0].seat, detail, quiet=True)
-    report.outcome = dataclasses.replace(report.outcome, winner_team=None, faulty_seat=None)
+    log.warning("forfeit", seats=failed, detail=detail)
+    bots = seat_bots(pairing, game.team_of)
+    report = _forfeit(pairing, game, failed[0], detail, quiet=True)
+    if len({bots[seat].name for seat in failed}) > 1:
+        report.outcome = dataclasses.replace(report.outcome, winner_team=None, faulty_seat=None)
     return report
 
 
