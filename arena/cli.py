@@ -407,6 +407,9 @@ def tournament(
                 config.executor, executor_kind, workers))
         preflight(config)  # nothing is created before every check passed
         if fresh:
+            # The store's events (a new database's migrations) go to the tournament's log
+            # file, as everything else the run logs, not onto the organizer's console.
+            arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
             Store(config.database).forget_tournament(config.name)
             from arena.tournament.runner import begun_marks
             shutil.rmtree(begun_marks(config), ignore_errors=True)

@@ -428,6 +428,25 @@ def test_running_the_same_tournament_again_resumes(tmp_path: Path) -> None:
     assert all(replayed[i][0] > after[i][1] for i in ids)
 
 
+@pytest.mark.e2e
+def test_fresh_on_a_new_database_keeps_the_console_free_of_log_lines(tmp_path: Path) -> None:
+    """`make run` is `arena tournament --fresh` on a new database: the store's migrations
+    (info events) go to the tournament's log file like every other event, and the console
+    gets only what is written for people (no JSON line a newcomer reads as an error)."""
+    bots = {"random": RANDOM, "first": bot_cmd("first_legal")}
+    config = write_config(tmp_path, name="newdb", bots=bots, variants=["argentine-1v1"])
+    run = arena("tournament", config, "--no-progress", "--fresh", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    for stream in (run.stdout, run.stderr):
+        assert "schema_migrated" not in stream
+        assert not [line for line in stream.splitlines() if line.lstrip().startswith("{")]
+    logged = [json.loads(line) for line in
+              (tmp_path / "logs" / "newdb.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [e["version"] for e in logged if e["event"] == "schema_migrated"] == list(
+        range(1, 1 + max(e["version"] for e in logged if e["event"] == "schema_migrated"))
+    )
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad configs
 
