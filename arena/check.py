@@ -39,6 +39,7 @@ from arena.errors import ArenaError, ConfigError
 from arena.replay import Replay, load_replay
 from arena.rules import Action, ActionKind, Match, Options, find_variant, parse_card
 from arena.sdk import FALLBACK_MARK
+from arena.stdio.lines import BAD_LINE_MARK
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
 from arena.tournament.runner import bot_logs, file_stem, replay_path
 from arena.tournament.store import MatchRow, Store
@@ -421,6 +422,22 @@ def count_fallbacks(config: TournamentConfig, match_ids: Iterable[str]) -> dict[
             for path in folder.glob(f"{glob.escape(safe)}.seat*.{CANDIDATE}.log")
         )
     return counts
+
+
+def stdio_bad_lines(config: TournamentConfig, match_ids: Iterable[str]) -> tuple[int, str]:
+    """How many lines the stdio adapter refused in the candidate's output files (a line on
+    the bot's stdout that is not a reply: `arena.stdio.lines.BAD_LINE_MARK`), and the first,
+    as the adapter wrote it. Zero and "" for a gRPC bot."""
+    folder = bot_logs(config)
+    count, first = 0, ""
+    for match_id in match_ids:
+        safe = file_stem(match_id)
+        for path in sorted(folder.glob(f"{glob.escape(safe)}.seat*.{CANDIDATE}.log")):
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.startswith(BAD_LINE_MARK):
+                    count += 1
+                    first = first or line.removeprefix(BAD_LINE_MARK)
+    return count, first
 
 
 # --------------------------------------------------------------------------- the report

@@ -698,6 +698,14 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     out.print(verdict, style="bold green" if passed else "bold red", highlight=False,
               markup=False)
     if not passed:
+        bad, first = checking.stdio_bad_lines(config, (row.id for row, _ in matches))
+        if bad:  # the stored details speak of gRPC fields: say what a stdio bot did
+            out.print(printable(
+                f"your bot wrote {checking.plural(bad, 'line')} on stdout that "
+                f"{'is' if bad == 1 else 'are'} not a reply (each answered its decision "
+                f"with no choice: an illegal answer); print debug output to stderr, or as "
+                f"'log TEXT' (docs/stdio.md); the first: {first}"
+            ), highlight=False, markup=False)
         if kept:
             out.print(f"your bot's own output (stdout and stderr), one file per seat: "
                       f"{bot_logs(config)}/*.{checking.CANDIDATE}.log; replays in "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -209,6 +210,9 @@ BAD_BOT = textwrap.dedent(
             print("x" * 100_000, flush=True)
         elif mode == "sign":
             print("action 0 sign=tres", flush=True)
+        elif mode == "debug":  # a newcomer's debug output on stdout, then the answer
+            print("DEBUG choosing 0", flush=True)
+            print("action 0", flush=True)
     """
 )
 
@@ -276,6 +280,26 @@ def test_a_stdio_bot_that_writes_garbage_is_told_and_struck(tmp_path: Path) -> N
     struck = [(e["n"], e["strikes"], e["max_strikes"]) for e in errors
               if e["code"] == "illegal_action"]
     assert struck[:2] == [("1", "1", "3"), ("2", "2", "3")]
+
+
+@pytest.mark.e2e
+def test_arena_check_tells_a_stdio_author_of_debug_output_on_stdout(tmp_path: Path) -> None:
+    """A stdio bot that prints a debug line on stdout before each answer: every decision is
+    answered with no choice (the referee's detail speaks of gRPC fields), so `arena check`
+    also says what the bot did, in stdio terms: how many lines on stdout were not replies,
+    the first one, and where debug output goes. The referee's illegal answers stay as they
+    are (exit 1)."""
+    script = tmp_path / "bad.py"
+    script.write_text(BAD_BOT, encoding="utf-8")
+    run = arena("check", "--stdio", f"python {script} debug", "--variant", "argentine-1v1",
+                "--games", "1", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    out = " ".join(run.stdout.split())
+    said = re.search(r"your bot wrote (\d+) lines on stdout that are not a reply", out)
+    assert said, out
+    assert int(said.group(1)) >= 3  # three strikes at least: the forfeit
+    assert "print debug output to stderr, or as 'log TEXT'" in out
+    assert "the first: 'DEBUG choosing 0': unknown message 'DEBUG'" in out
 
 
 @pytest.mark.e2e

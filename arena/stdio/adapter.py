@@ -301,7 +301,7 @@ class Adapter:
     def bad_line(self, child: Child, line: str, why: str) -> None:
         """A garbage line: the bot is told; if a decision waits, it is answered with no
         choice, which the referee counts as an illegal answer (a strike)."""
-        print(f"[arena.stdio] bad line from the bot: {line[:200]!r}: {why}", file=sys.stderr,
+        print(f"{lines.BAD_LINE_MARK}{line[:200]!r}: {why}", file=sys.stderr,
               flush=True)
         with child.lock:
             decision = child.pending.popleft() if child.pending else None

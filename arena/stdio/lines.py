@@ -50,6 +50,10 @@ from arena.rules.views import (
     TrickEvent,
 )
 
+BAD_LINE_MARK = "[arena.stdio] bad line from the bot: "
+"""How the adapter starts the stderr line (the seat's log) for a bot line that is not a reply:
+`arena check` quotes these lines when the check fails (a stdio bot's debug output on stdout)."""
+
 VERSION = 1
 NONE = "-"
 _SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
