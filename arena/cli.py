@@ -54,6 +54,7 @@ from arena.tournament import (
 from arena.tournament.backend import DatabaseError, Target, driver_errors
 from arena.tournament.backend import describe as describe_db
 from arena.tournament.config import ExecutorSpec, parse_config, preflight, split_command
+from arena.tournament.launcher import shared_folders
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
@@ -77,6 +78,24 @@ def _warn_unsandboxed(runner: TournamentRunner) -> None:
             "each other's files, see every process, and use the network. Recorded in the "
             "tournament's row."
         )
+
+
+def _warn_shared_folders(runner: TournamentRunner) -> None:
+    """Say which launched bots can read another bot's files: a bot's own folder (bound into
+    its sandbox) that is another's, or inside it, unless the config's `dir`s share it on
+    purpose. A command naming a file in another bot's folder takes that folder."""
+    explicit = [bot.name for bot in runner.config.bots if bot.dir is not None]
+    for a, b, folder in shared_folders(runner.bot_dirs, explicit):
+        same = runner.bot_dirs[a].resolve() == runner.bot_dirs[b].resolve()
+        where = (f"bots {a} and {b} share the folder {folder}" if same
+                 else f"bot {a}'s folder {folder} is inside bot {b}'s")
+        err.print(printable(
+            f"warning: {where}, so {a} can read {b}'s files (a bot's own folder is its "
+            f"program's, found from its command); give each bot a folder of its own, or set "
+            f"[[bot]] dir on both to share one on purpose"
+        ), style="yellow", markup=False, highlight=False)
+        structlog.get_logger().warning("bots_share_a_folder", bot=a, other=b,
+                                       folder=str(folder))
 
 
 def _fail(message: str, status: int = 2) -> NoReturn:
@@ -209,6 +228,7 @@ def _run(
     try:
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
+        _warn_shared_folders(runner)
         plan = runner.pending()
     except DatabaseError as exc:  # not a database SQLite can use (a damaged file)
         _fail(f"tournament.database: {str(exc).removeprefix('database: ')}")

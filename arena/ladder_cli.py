@@ -22,12 +22,14 @@ from arena.cli_database import DATABASE
 from arena.cli_database import exists as db_exists
 from arena.errors import ArenaError, ConfigError
 from arena.rules import find_variant
+from arena.safe_text import printable
 from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
 from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
-from arena.tournament.ladder_book import LadderBook, find_ladder, make_bot
+from arena.tournament.ladder_book import LadderBook, LadderBot, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
+from arena.tournament.launcher import program_dir, shared_folders
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
 from arena.tournament.sprt_run import SprtRun
 
@@ -88,7 +90,8 @@ def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
                                  no_wrap=name == "bot")
             for r in table_data:
                 table.add_row(
-                    "-" if r["rank"] is None else str(r["rank"]), escape(str(r["bot"])),
+                    "-" if r["rank"] is None else str(r["rank"]),
+                    escape(" ".join(printable(str(r["bot"])).split())),  # one line, no codes
                     f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['conservative']:.2f}",
                     str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]))
             out.print(table)
@@ -171,12 +174,31 @@ def add(name: str, version: str, command: str | None, token: str | None,
         book = LadderBook(db)
         book.enter(ladder, bot)
         out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
+        for other, folder in _folder_sharers(book, ladder, bot):
+            err.print(printable(
+                f"warning: {bot.name} and {other} run from one folder tree ({folder}), so "
+                f"each may read the other's files (a bot's own folder is that of the first "
+                f"file its command names): give {bot.name} a folder of its own"
+            ), style="yellow", markup=False, highlight=False)
         if token and len(token) < GOOD_TOKEN:
             err.print(f"warning: --token: {len(token)} characters; anyone who can reach the "
                       f"ladder may guess it and play this bot's seats: use {GOOD_TOKEN} or "
                       "more random characters", style="yellow", markup=False, highlight=False)
     except ArenaError as exc:
         fail(str(exc))
+
+
+def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple[str, Path]]:
+    """The other active bots (by name: a bot's versions share its folder) whose own folder
+    is `bot`'s, or one inside the other (`launcher.shared_folders`), and that folder."""
+    if not bot.command:
+        return []
+    dirs = {e.bot.name: program_dir(e.bot.command, e.bot.cwd)
+            for e in book.entries(ladder)
+            if e.retired_at is None and e.bot.command and e.bot.name != bot.name}
+    dirs[bot.name] = program_dir(bot.command, bot.cwd)
+    return sorted({(b if a == bot.name else a, folder)
+                   for a, b, folder in shared_folders(dirs) if bot.name in (a, b)})
 
 
 @click.command()

@@ -263,3 +263,99 @@ def test_two_ladder_bots_cannot_share_a_token_and_a_short_one_is_warned(tmp_path
     short = arena("ladder", "add", "carol", "--token", "t", *db, cwd=tmp_path)
     assert short.returncode == 0, short.stderr
     assert "warning: --token: 1 characters" in short.stderr, short.stderr
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize(("args", "message"), [
+    # hostile review round 5: an entrant's name that retitles and clears the organizer's
+    # terminal, and one whose line break forged a row of `arena ladder show`
+    (("evil\x1b]0;PWNED\x07\x1b[2J",), "bot.name: must be printable"),
+    (("line1\nhonest\t0.0",), "bot.name: must be printable"),
+    (("x" * 65,), "bot.name: at most 64 characters"),
+    ((" padded",), "bot.name: no leading or trailing spaces"),
+    (("ok", "--version", "1\x1b[5m"), "bot.version: must be printable"),
+    (("ok", "--version", "v" * 65), "bot.version: at most 64 characters"),
+])
+def test_ladder_add_refuses_names_a_terminal_would_obey(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """`arena ladder add` holds a name (and a version) to a tournament's `[[bot]] name`
+    rules: printable, at most 64 characters, no space at either end. Each bad one is one
+    error line (exit 2) and nothing is entered."""
+    from test_e2e_support import arena
+
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    run = arena("ladder", "add", *args, "--token", "a-token-of-twenty-chars", "--database",
+                tmp_path / "arena.db", cwd=tmp_path)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    assert message in run.stderr, run.stderr
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    book = LadderBook(tmp_path / "arena.db")
+    assert book.entries("main") == []
+    book.close()
+
+
+def test_a_command_argument_too_long_for_a_file_name_is_no_file(tmp_path: Path) -> None:
+    """A bot's own folder is found from the first argument naming a file; an argument longer
+    than a file name may be (`python -c CODE` with 300 bytes of code) is not a file, not an
+    OSError (hostile review round 5: it killed `arena ladder serve` at every start), and a
+    program name that long is a one-line ConfigError."""
+    from arena.tournament.launcher import program_dir, resolve_command
+
+    code = "import sys" + " " * 300
+    assert program_dir(["python", "-c", code], tmp_path) == tmp_path.resolve()
+    (tmp_path / "bot.py").write_text("", encoding="utf-8")
+    assert program_dir(["python", "-c", code, "bot.py"], tmp_path) == tmp_path.resolve()
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_command(("./" + "b" * 300,), tmp_path)
+
+
+def test_folders_shared_by_bots_are_found_unless_both_name_them(tmp_path: Path) -> None:
+    """`shared_folders`: bots whose own folders are one, or one inside the other's (whose
+    sandbox then shows the other's files), pair by pair; a pair that both name their folder
+    (`dir`, sharing on purpose) is left out; folders side by side are not shared."""
+    from arena.tournament.launcher import shared_folders
+
+    alice, data, bob = tmp_path / "alice", tmp_path / "alice" / "data", tmp_path / "bob"
+    for folder in (alice, data, bob):
+        folder.mkdir(parents=True, exist_ok=True)
+    assert shared_folders({"alice": alice, "bob": bob}) == []
+    assert shared_folders({"alice": alice, "mallory": alice}) == [
+        ("alice", "mallory", alice.resolve())]
+    assert shared_folders({"alice": alice, "mallory": data}) == [
+        ("mallory", "alice", data.resolve())]
+    assert shared_folders({"alice": alice, "mallory": alice}, explicit=["alice"]) != []
+    assert shared_folders({"alice": alice, "mallory": alice},
+                          explicit=["alice", "mallory"]) == []
+
+
+@pytest.mark.e2e
+def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) -> None:
+    """`arena ladder add` enters a bot whose command names a file in another active bot's
+    folder (its own folder is then that one: it would read the other's files), with a
+    warning naming both; a bot in a folder of its own, and a new version of a bot (one
+    author), are entered without one."""
+    from test_e2e_support import arena
+
+    for name in ("alice", "bob"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "bot.py").write_text("", encoding="utf-8")
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    db = ("--database", tmp_path / "arena.db")
+
+    def add(*args: str) -> Any:
+        run = arena("ladder", "add", *args, *db, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        return run
+
+    assert "warning" not in add("alice", "--command", "python alice/bot.py").stderr
+    assert "warning" not in add("bob", "--command", "python bob/bot.py").stderr
+    assert "warning" not in add("alice", "--version", "2", "--command",
+                                "python alice/bot.py").stderr
+    taken = add("mallory", "--command", "python -c 'import runpy' alice/bot.py").stderr
+    assert "warning: mallory and alice run from one folder tree" in " ".join(taken.split())
+    assert "bob" not in taken

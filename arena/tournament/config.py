@@ -286,6 +286,12 @@ def _name(table: dict[str, Any], key: str, where: str, default: str) -> str:
     return value
 
 
+def checked_name(value: Any, where: str, key: str = "name") -> str:
+    """A bot's or a tournament's name as a config's `[[bot]] name` must be (`where.key`
+    in the error): printable, at most NAME_MAX characters, no space at either end."""
+    return _name({key: value}, key, where, "")
+
+
 def load_config(path: Path) -> TournamentConfig:
     """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
     try:

@@ -35,7 +35,7 @@ from typing import Any
 import structlog
 import trio
 
-from arena.errors import ConfigError
+from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
 from arena.rules import Match
 from arena.tournament.config import BotSpec, TournamentConfig, parse_config
@@ -264,7 +264,7 @@ class LadderService:
                 continue
             try:
                 enter_bot(self.runner, spec)
-            except ConfigError as exc:
+            except (ArenaError, OSError) as exc:  # unattended: one bad entry stops nothing
                 log.warning("ladder_bot_refused", bot=ident, error=str(exc))
                 continue
             self.bots[ident] = spec

@@ -22,7 +22,7 @@ from typing import Any
 
 from arena.errors import ConfigError
 from arena.tournament.backend import Backend, Migration, Target, is_url, migrate, open_backend
-from arena.tournament.config import BotSpec, split_command
+from arena.tournament.config import BotSpec, checked_name, split_command
 from arena.tournament.store import MatchRow, Store
 
 SCHEMA_V1 = """
@@ -96,11 +96,16 @@ def make_bot(
     name: Any, version: Any, command: Any, token: Any, cwd: Path, *, where: str
 ) -> LadderBot:
     """A validated `LadderBot`; errors name `where` and the field."""
-    if not isinstance(name, str) or not name or "@" in name or ":" in name:
-        raise ConfigError(f"{where}.name: a non-empty name without '@' or ':', got {name!r}")
+    # As a tournament's [[bot]] name (printed in tables and on terminals: no escape codes,
+    # no line breaks), and without the '@' and ':' of identities and match ids.
+    name = checked_name(name, where)
+    if "@" in name or ":" in name:
+        raise ConfigError(f"{where}.name: a name without '@' or ':', got {name!r}")
     if not isinstance(version, str) or any(c.isspace() or c in "@:" for c in version):
         raise ConfigError(f"{where}.version: a version without spaces, '@' or ':', "
                           f"got {version!r}")
+    if version:
+        checked_name(version, where, "version")
     if isinstance(command, str):
         command = split_command(command, f"{where}.command")
     if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):

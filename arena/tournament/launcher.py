@@ -19,7 +19,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
 import structlog
@@ -31,7 +31,9 @@ from arena.tournament.sandbox import BotLimits, Sandbox, SeatJail
 from arena.tournament.socketcount import DESCRIPTOR_BUDGET, SocketCounter
 from arena.tournament.spawn import ChildProcess, open_process
 
-__all__ = ["TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command"]
+__all__ = [
+    "TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command", "shared_folders",
+]
 
 log = structlog.get_logger("arena.launcher")
 
@@ -48,9 +50,27 @@ def resolve_command(command: tuple[str, ...], cwd: Path) -> list[str]:
         if found is None:
             raise ConfigError(f"bot command {argv[0]!r} is not on PATH")
         argv[0] = found
-    elif not (cwd / argv[0]).exists():
+    elif not _exists(cwd / argv[0]):
         raise ConfigError(f"bot command {argv[0]!r} does not exist (relative to {cwd})")
     return argv
+
+
+def _exists(path: Path) -> bool:
+    """Whether `path` exists; False where the system cannot even look it up (a name over
+    NAME_MAX bytes, ENAMETOOLONG, which `Path.exists` raises)."""
+    try:
+        return path.exists()
+    except OSError:
+        return False
+
+
+def _is_file(path: Path) -> bool:
+    """Whether `path` is a file, as `_exists`: an argument too long to be a file name (the
+    code of `python -c '...'`) is not one, and never an error."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
 
 
 def program_dir(command: Iterable[str], cwd: Path) -> Path:
@@ -60,12 +80,37 @@ def program_dir(command: Iterable[str], cwd: Path) -> Path:
     system = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
               *(Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/opt", "/etc")))
     for arg in command:
-        candidate = (cwd / arg).resolve()
-        if arg.startswith("-") or not candidate.is_file():
+        if arg.startswith("-"):
+            continue
+        try:
+            candidate = (cwd / arg).resolve()
+        except (OSError, RuntimeError):  # too long a name, a symlink loop: not a file
+            continue
+        if not _is_file(candidate):
             continue
         if not any(candidate.is_relative_to(root) for root in system):
             return candidate.parent
     return cwd.resolve()
+
+
+def shared_folders(
+    dirs: Mapping[str, Path], explicit: Collection[str] = ()
+) -> list[tuple[str, str, Path]]:
+    """Pairs `(a, b, folder)` of launched bots where `a`'s own folder is `b`'s or inside it,
+    so that `a`'s sandbox shows `b`'s files (the sandbox hides another bot's folder unless
+    the bot's own is that folder or inside it). A bot's own folder is by default found from
+    its command (`program_dir`), so a command naming a file of another bot's folder (`python
+    -c CODE other/bot.py`) takes that folder; pairs where both bots name their folders
+    (`explicit`: the organizer's `dir`, sharing on purpose) are left out."""
+    found = []
+    resolved = {name: folder.resolve() for name, folder in dirs.items()}
+    for a, mine in resolved.items():
+        for b, theirs in resolved.items():
+            if a != b and mine.is_relative_to(theirs) and not {a, b} <= set(explicit):
+                if mine == theirs and (b, a, theirs) in found:
+                    continue  # one pair sharing one folder: said once
+                found.append((a, b, mine))
+    return found
 
 
 class _CappedLog:
