@@ -594,6 +594,12 @@ def match(
             f"; points {row.bot0} {row.points0} - {row.points1} {row.bot1}",
             highlight=False, markup=False,
         )
+        faults = _faults_by_bot(row)
+        if faults:  # strikes that did not end the match still cost the default action
+            out.print("faults: " + "; ".join(
+                f"{bot} {', '.join(f'{n} {kind}' for kind, n in sorted(kinds.items()))}"
+                for bot, kinds in faults.items()
+            ), highlight=False, markup=False)
         from arena.tournament.runner import replay_path
         out.print(f"replay: {replay_path(config, pairing.match_id)}", markup=False)
         if row.termination != "normal":
@@ -614,6 +620,17 @@ def match(
             sys.exit(1)
     except ArenaError as exc:
         _fail(str(exc))
+
+
+def _faults_by_bot(row: MatchRow) -> dict[str, dict[str, int]]:
+    """Each bot's faults in a stored match by kind (every seat it held), bots without any
+    left out."""
+    found: dict[str, dict[str, int]] = {}
+    for seat, kinds in enumerate(row.faults):
+        bot = row.seat_bots[seat] if seat < len(row.seat_bots) else f"seat {seat}"
+        for kind, n in kinds.items():
+            found.setdefault(bot, {})[kind] = found.get(bot, {}).get(kind, 0) + n
+    return found
 
 
 @main.command()

@@ -28,6 +28,23 @@ def test_arena_match_reports_an_illegal_opponent_and_exits_1(tmp_path: Path) -> 
 
 
 @pytest.mark.e2e
+def test_arena_match_prints_strikes_of_a_match_played_to_its_end(tmp_path: Path) -> None:
+    """A bot that thinks past its deadline once (a slow first import, say) is struck and its
+    default action played, but the match goes on to its end: `arena match` still says so,
+    naming the bot and the kind (an outside walkthrough saw only "normal; winner: slow"),
+    exits 0, and names no fault of the punctual bot."""
+    run = arena("match", "argentine-1v1", f"python {TEST_BOTS / 'thinker.py'} 0.5", RANDOM,
+                "--decision-ms", "300", "--option", "target=15", "--option", "chicos=1",
+                "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    assert re.search(r"^\S+: normal; winner: ", run.stdout, re.MULTILINE), explain(run)
+    said = re.search(r"^faults: thinker (\d+) timeout$", run.stdout, re.MULTILINE)
+    assert said, explain(run)
+    assert int(said.group(1)) >= 1
+    assert "random_bot" not in said.group(0)
+
+
+@pytest.mark.e2e
 def test_arena_match_reports_a_crashed_opponent_and_exits_1(tmp_path: Path) -> None:
     """A bot that crashes before connecting forfeits: `arena match` prints the forfeit and
     why (its exit code) and exits 1 instead of reporting a plain win with exit 0."""
