@@ -328,9 +328,14 @@ def test_a_stdio_bot_that_stalls_times_out(tmp_path: Path) -> None:
 def test_a_stdio_bot_that_exits_is_a_disconnect(tmp_path: Path) -> None:
     """A bot process that exits mid-match ends the adapter's connection: the referee
     records a disconnect of that seat (not a slow trickle of timeouts). The seat log holds
-    the bot's own stderr and why the adapter hung up."""
+    the bot's own stderr and why the adapter hung up; the stored detail says it too, in the
+    author's terms (an outside walkthrough saw only gRPC's "the client finished sending"):
+    the process's exit code and its last output."""
     row, _ = _misbehave(tmp_path, "exit")
     assert row["termination"] == "disconnect", row
+    assert "its process exited with code 3" in row["detail"], row["detail"]
+    assert "[arena.stdio] the bot exited with code 3 during match" in row["detail"]
+    assert "bad bot here, mode exit" in row["detail"]
     logs = list((tmp_path / "logs").rglob("*.bad.log"))
     assert logs, "no seat log for the stdio bot"
     text = logs[0].read_text(encoding="utf-8")

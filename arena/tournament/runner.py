@@ -611,6 +611,7 @@ class TournamentRunner:
                         time_control=cfg.time_control, policy=cfg.policy,
                         on_move=self.move_observer(pairing) if self.move_observer else None,
                     )
+                    await _explain_disconnect(report, seats)
                 else:
                     report = _forfeit(pairing, game, absent, why)
             finally:
@@ -853,6 +854,35 @@ def _resolve(index: int, bot: BotSpec) -> list[str]:
         return resolve_command(bot.launch_command, bot.cwd)
     except ConfigError as exc:
         raise ConfigError(f"bot[{index}].command (bot {bot.name!r}): {exc}") from None
+
+
+EXIT_WAIT_S = 1.0
+"""After a launched seat's connection ended a match, how long the runner waits for its process
+to exit, to tell why (its exit code and last output) in the match's detail."""
+
+
+async def _explain_disconnect(report: MatchReport, seats: list[_Seat | None]) -> None:
+    """A match lost by a disconnect of a seat the referee launched: add to its detail how the
+    process ended, if it did, and its last output. What the connection said ("the client
+    finished sending") is gRPC's word; a bot's author needs "exited with code 139" and its
+    last lines (a stdio bot's adapter closes the connection when its bot dies)."""
+    o = report.outcome
+    taken = seats[o.faulty_seat] if o.faulty_seat is not None else None
+    if o.termination is not Termination.DISCONNECT or taken is None or taken.process is None:
+        return
+    process = taken.process
+    with trio.move_on_after(EXIT_WAIT_S):
+        await process.process.wait()
+    if not process.exited:
+        return
+    with trio.move_on_after(EXIT_WAIT_S):
+        await process.drained.wait()
+    tail = process.tail()
+    report.outcome = dataclasses.replace(o, detail=(
+        f"{o.detail}; its process exited with code {process.process.returncode}"
+        + (f" ({process.killed_for})" if process.killed_for else "")
+        + (f"; its last output:\n{tail}" if tail else "")
+    ))
 
 
 def _forfeit(
