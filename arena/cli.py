@@ -735,6 +735,11 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
     out.print(verdict, style="bold green" if passed else "bold red", highlight=False,
               markup=False)
     if not passed:
+        candidate = next(b for b in config.bots if b.name == checking.CANDIDATE)
+        if candidate.protocol != "stdio" and any(  # findings[0]: "connects and says hello"
+                "before connecting" in r.findings[0].detail for r in reports):
+            out.print("if your bot speaks lines on stdin/stdout (docs/stdio.md), not gRPC, "
+                      "run the check with --stdio", highlight=False, markup=False)
         bad, first = checking.stdio_bad_lines(config, (row.id for row, _ in matches))
         if bad:  # the stored details speak of gRPC fields: say what a stdio bot did
             out.print(printable(

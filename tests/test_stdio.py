@@ -303,6 +303,20 @@ def test_arena_check_tells_a_stdio_author_of_debug_output_on_stdout(tmp_path: Pa
 
 
 @pytest.mark.e2e
+def test_arena_check_of_a_stdio_bot_without_stdio_suggests_it(tmp_path: Path) -> None:
+    """The commonest slip of a C, Rust or Java author: `arena check ./mybot` without
+    `--stdio`. The bot, launched as a gRPC bot, reads no line and exits before connecting;
+    the check fails 'connects and says hello' and says to run it with --stdio."""
+    script = tmp_path / "bad.py"
+    script.write_text(BAD_BOT, encoding="utf-8")
+    run = arena("check", f"python {script} garbage", "--variant", "argentine-1v1",
+                "--games", "1", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert "before connecting" in run.stdout, run.stdout
+    assert "docs/stdio.md), not gRPC, run the check with --stdio" in run.stdout, run.stdout
+
+
+@pytest.mark.e2e
 def test_an_over_long_line_is_refused_and_struck(tmp_path: Path) -> None:
     """A 100 kB line (no end in sight for a reader that trusts it) is cut at 64 KiB: the bot
     is told `bad_line` for its decision and struck; the adapter keeps reading, so the next
