@@ -429,6 +429,29 @@ def test_running_the_same_tournament_again_resumes(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
+def test_resumed_with_more_matches_per_pair_the_tournament_records_its_new_size(
+    tmp_path: Path,
+) -> None:
+    """A tournament played with 1 match a pair, then resumed with `--matches-per-pair 3`
+    (more matches only add matches): the recorded size the web shows becomes 3 a pair and
+    3 matches, finished once they are played (an outside walkthrough saw "60/48 matches,
+    finished" and the old matches a pair). A run narrowed again (`--matches-per-pair 1`)
+    leaves the size as it is."""
+    from arena.web.data import Database
+
+    bots = {"random": RANDOM, "first": bot_cmd("first_legal")}
+    config = write_config(tmp_path, name="grown", bots=bots, variants=["argentine-1v1"])
+    for games, expected in (("1", (1, 1, 1)), ("3", (3, 3, 3)), ("1", (3, 3, 3))):
+        run = arena("tournament", config, "--no-progress", "--matches-per-pair", games,
+                    cwd=tmp_path)
+        assert run.returncode == 0, explain(run)
+        grown = Database(tmp_path / "arena.db").tournament("grown")
+        assert grown is not None
+        assert (grown.games, grown.planned, grown.matches) == expected, (games, grown)
+        assert grown.finished_at is not None, grown
+
+
+@pytest.mark.e2e
 def test_fresh_on_a_new_database_keeps_the_console_free_of_log_lines(tmp_path: Path) -> None:
     """`make run` is `arena tournament --fresh` on a new database: the store's migrations
     (info events) go to the tournament's log file like every other event, and the console

@@ -264,29 +264,34 @@ class TournamentRunner:
         if cfg.secret_file is not None:
             key = read_key_file(cfg.secret_file)
             self.store.begin_tournament(cfg.name, described)
-            self._check_resumed(decides)
+            self._check_resumed(decides, described)
             return key
         stored = self.store.begin_tournament(
             cfg.name, described, secrets.token_bytes(SECRET_BYTES)
         )
         assert stored is not None
-        self._check_resumed(decides)
+        self._check_resumed(decides, described)
         return stored
 
-    def _check_resumed(self, decides: dict[str, Any]) -> None:
+    def _check_resumed(self, decides: dict[str, Any], described: dict[str, Any]) -> None:
         """Refuse to resume a tournament under other rules than it was begun with: its
         standings would silently mix matches played two ways (a hostile review, round 4,
-        resumed with decision_ms 1000 -> 200 and target 15 -> 30: one table, no word)."""
+        resumed with decision_ms 1000 -> 200 and target 15 -> 30: one table, no word).
+        Resumed with more matches (more per pair, more variants or bots), its recorded size
+        becomes the new one (the web showed "60/48 matches, finished"); a run narrowed for a
+        while (`--variant`) leaves it as it was."""
         begun = self.store.tournament_config(self.config.name) or {}
         stored = begun.get("decides")
-        if not isinstance(stored, dict):
-            return  # begun before this was recorded: nothing to compare with
-        changed = changed_on_resume(stored, decides)
-        if changed:
-            raise ConfigError(
-                f"config: tournament {self.config.name!r} was begun with other settings "
-                f"({'; '.join(changed)}); its stored matches were played that way. Put them "
-                "back to resume, or start over with --fresh, or give the tournament a new name")
+        if isinstance(stored, dict):  # else begun before this was recorded
+            changed = changed_on_resume(stored, decides)
+            if changed:
+                raise ConfigError(
+                    f"config: tournament {self.config.name!r} was begun with other settings "
+                    f"({'; '.join(changed)}); its stored matches were played that way. Put "
+                    "them back to resume, or start over with --fresh, or give the tournament "
+                    "a new name")
+        if described["matches"] > begun.get("matches", described["matches"]):
+            self.store.describe_tournament(self.config.name, described)
 
     def pending(self) -> Plan:
         """The pairings not yet stored (lazily), and how many there are."""

@@ -300,6 +300,16 @@ class Store:
         loaded = json.loads(row[0])
         return loaded if isinstance(loaded, dict) else None
 
+    def describe_tournament(self, name: str, config: dict[str, object]) -> None:
+        """Replace the recorded description of a tournament resumed with more matches than it
+        was begun with (`matches_per_pair` raised): its size for the web's progress; it is not
+        finished until they are played."""
+        with self.db.transaction():
+            self.db.execute(
+                "UPDATE tournaments SET config = ?, finished_at = NULL WHERE name = ?",
+                (json.dumps(config, sort_keys=True, default=str), name),
+            )
+
     def forget_tournament(self, name: str) -> None:
         """Delete a tournament and its matches (to play it again from scratch)."""
         with self.db.transaction():

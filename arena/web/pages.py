@@ -200,7 +200,7 @@ def tournament_body(t: Tournament, p: Progress, tables: list[Table],
                     rows: list[dict[str, Any]], stats: list[BotStats]) -> str:
     q = quote(t.name, safe="")
     return (f'<h1>{e(t.name)}</h1><p class="meta">started {e(when(t.started_at))} · '
-            f'variants {e(", ".join(t.variants))} · {t.games} games a pair · '
+            f'variants {e(", ".join(t.variants))} · {t.games} matches a pair · '
             f'<a href="/matches?{urlencode({"tournament": t.name})}">matches</a></p>'
             f'<div id="live" data-events="/api/t/{q}/events">{progress_bar(p)}</div>'
             f'<div id="standings">{section_standings(tables)}</div>'
