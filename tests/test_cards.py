@@ -217,6 +217,13 @@ def test_brazilian_notation() -> None:
         ("8s", Deck.BRAZILIAN, "rank '8'"),
         ("Ke", Deck.BRAZILIAN, "suit 'e' is not one of c, h, s, d"),
         ("A", Deck.BRAZILIAN, "too short"),
+        # digits str.isdigit takes and int refuses (a hostile bot's answer, review round 5)
+        ("\u2077e", Deck.SPANISH, "rank '\u2077'"),
+        ("\u2460e", Deck.SPANISH, "rank"),
+        ("\u0667e", Deck.SPANISH, "rank"),  # Arabic-Indic 7: int() reads it; not notation
+        ("1\u2077e", Deck.SPANISH, "rank"),
+        ("7" * 5000 + "e", Deck.SPANISH, "rank"),  # int() refuses over 4,300 digits
+        ("\u2077c", Deck.BRAZILIAN, "rank"),
     ],
 )
 def test_bad_notation_is_a_clear_error(text: str, deck: Deck, says: str) -> None:

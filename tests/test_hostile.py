@@ -493,6 +493,41 @@ def test_a_launched_bot_holding_connections_by_the_hundred_is_killed_and_charged
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("mode", ["once", "always"])
+def test_card_texts_that_break_a_naive_reader_are_illegal_answers(
+    tmp_path: Path, mode: str
+) -> None:
+    """`oddtext` (tests/bots/hostile_oddtext.py, raw gRPC, no SDK) answers with PLAY cards
+    whose rank is a Unicode digit `str.isdigit` takes and `int` refuses ("⁷e"), one it reads
+    (Arabic-Indic seven), a NUL, 10,000 digits. Each is a malformed answer: a strike, the
+    default action played, the bot told. A hostile review (round 5) hung the match on the
+    first one — the answer was taken off its request and never handed on, the referee waited
+    forever, and the tournament never ended. `once`: one strike, the match plays to its end;
+    `always`: every answer a strike, so at the third the bot loses by illegal_action and its
+    opponent wins (unless the match ended before its third decision: the random opponent may
+    win a falta envido at once)."""
+    rows = against_random(tmp_path, "oddtext", [*bot_cmd("hostile_oddtext"), mode],
+                          decision_ms=DECISION_MS)
+    for row in rows:
+        seat = _seat_of(row, "oddtext")
+        strikes = json.loads(row["strikes"])
+        faults = json.loads(row["faults"])
+        assert strikes[1 - seat] == 0, row
+        assert faults[seat] == {"illegal_action": strikes[seat]}, row
+        if mode == "once":
+            assert row["termination"] == "normal", row
+            assert strikes[seat] == 1, row
+        elif strikes[seat] == MAX_STRIKES:
+            assert row["termination"] == "illegal_action", row
+            assert row["faulty_bot"] == "oddtext", row
+            assert row["winner_bot"] == 1 - seat, row
+            assert "rank" in row["detail"], row
+        else:
+            assert row["termination"] == "normal", row
+            assert strikes[seat] >= 1, row
+
+
+@pytest.mark.e2e
 def test_a_frozen_remote_bot_loses_by_timeout_and_the_tournament_ends(tmp_path: Path) -> None:
     """A remote bot (config `token =`) answers two decisions, then its process freezes
     (SIGSTOP) with its TCP connection open: nothing tells the referee it is gone. The next

@@ -434,3 +434,51 @@ def test_a_refused_signal_is_a_strike_and_the_action_goes_ahead() -> None:
     faulted = [d for d in report.decisions if d.fault]
     assert len(faulted) == 2
     assert all("signal refused" in d.detail and d.signal is None for d in faulted)
+
+
+def test_an_answer_read_but_never_handed_on_is_not_waited_for_forever() -> None:
+    """A wire that reports an answer as read (`received_at`) but never hands it on (a
+    conversion that raised, as a hostile bot's card text "⁷e" once made it: review round 5,
+    the match hung and the tournament with it) is waited for a bounded time: `_ask_fairly`
+    gives up by t0 + 2 budgets + UNSENT_LIMIT_S with no answer (a timeout)."""
+    import time
+
+    from arena.referee.links import Interrupted
+    from arena.referee.match import UNSENT_LIMIT_S, _ask_fairly
+
+    class Stuck:
+        def __init__(self) -> None:
+            now = time.monotonic()
+            self.handed_at = self.sent_at = now
+            self.received_at: float | None = now  # read off the wire ...
+            self.abandoned = False
+            self._wake = trio.Event()
+
+        def unread_since(self) -> float | None:
+            return None
+
+        async def wait(self) -> Any:  # ... and never handed on
+            await self._wake.wait()
+            self._wake = trio.Event()
+            raise Interrupted
+
+        def interrupt(self) -> None:
+            self._wake.set()
+
+        def abandon(self) -> None:
+            self.abandoned = True
+
+    budget = 1.0
+    outcome: list[Any] = []
+
+    async def main() -> None:
+        stuck = Stuck()
+        t0 = trio.current_time()
+        with trio.move_on_after(3600):  # the bug: it never returned
+            outcome.append(await _ask_fairly(stuck, t0, budget))
+        outcome.append(trio.current_time() - t0)
+
+    trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert len(outcome) == 2, "no result within an hour of virtual time"
+    assert outcome[0] == (None, None)
+    assert outcome[1] <= 2 * budget + UNSENT_LIMIT_S + 1e-6

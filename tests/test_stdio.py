@@ -145,6 +145,13 @@ def test_bot_lines_are_read_or_refused_with_a_reason() -> None:
         ("action 1 colour=red", "unknown field"),
         ("action play:99e", "play:99e"),
         ("action 99999999999", "out of range"),
+        # digits str.isdigit takes and int refuses (hostile review round 5): never a crash
+        ("action \u2077", "neither an index nor an action"),
+        ("action play:\u2077e", "rank"),
+        ("action play_face_down:\u2460", "slot number"),
+        ("action play_face_down:" + "7" * 5000, "slot number"),
+        ("action 0 sign=envido value=\u0663\u0663", "whole number"),
+        ("action 0 sign=envido value=" + "3" * 5000, "whole number"),
     ]:
         with pytest.raises(lines.BadLine, match=why):
             lines.parse_bot_line(garbage, deck)

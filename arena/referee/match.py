@@ -327,21 +327,27 @@ async def _ask_fairly(
     has the rest of its time; an answer already read off the wire but not routed yet is
     waited for."""
     deadline = t0 + budget
+    # No wait is unbounded, whatever the wire reports: past this even a request written at
+    # the last moment allowed (UNSENT_LIMIT_S) has had its whole budget. An answer read off
+    # the wire (`received_at`) but never handed on — a bug a hostile answer found once, in
+    # round 5 of the reviews — would otherwise be waited for forever.
+    hard_stop = t0 + 2 * budget + UNSENT_LIMIT_S
     try:
         while True:
             came, answer = await within(pending, deadline)
             if came:
                 break
             more = _time_left(pending, budget)
+            now = trio.current_time()
             if more is not None and pending.sent_at is None:
                 # Never beyond UNSENT_LIMIT_S past the deadline: a request that cannot even
                 # be written is stuck behind a bot that does not read its stream.
-                more = min(more, t0 + budget + UNSENT_LIMIT_S - trio.current_time())
-                if more <= 0:
-                    more = None
-            if more is None:
+                more = min(more, t0 + budget + UNSENT_LIMIT_S - now)
+            if more is not None:
+                more = min(more, hard_stop - now)
+            if more is None or more <= 0:
                 return None, None
-            deadline = trio.current_time() + more
+            deadline = now + more
     finally:
         if pending.received_at is None:
             pending.abandon()

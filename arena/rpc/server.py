@@ -210,6 +210,26 @@ class _Waiting:
             conn._expire(self.rid, "late")
 
 
+def _read_answer(reply: Any, deck: Any) -> Answer | ProtocolViolation:
+    """An `ActionReply` as the referee's `Answer`, or why it cannot be one. Never raises: a
+    bot's bytes reach code (card notation, enums, signals) that may fail in ways nobody
+    listed, and an answer that raised here was taken off its request and never handed on —
+    the referee waited for it forever (hostile review round 5: card text "⁷e")."""
+    choice = reply.WhichOneof("choice")
+    try:
+        signal = convert.signal_from_proto(reply.signal) if reply.HasField("signal") else None
+        if choice == "action_index":
+            return Answer(action_index=reply.action_index, signal=signal)
+        if choice == "action":
+            return Answer(action=convert.action_from_proto(reply.action, deck), signal=signal)
+        return ProtocolViolation("the answer chose no action (set action_index or action)")
+    except ProtocolViolation as exc:
+        return exc
+    except Exception as exc:  # a bug of ours a bot found: its answer is unreadable, not lost
+        log.exception("answer_unreadable", error=repr(exc)[:200])
+        return ProtocolViolation(f"the answer could not be read ({type(exc).__name__})")
+
+
 @dataclass
 class Connection:
     """One admitted bot connection (one gRPC stream); it may hold many seats."""
@@ -369,26 +389,10 @@ class Connection:
                 )
             )
             return False
+        answer = _read_answer(reply, waiting.deck)
         del self._waiting[rid]
         self._expire(rid, "answered")
         waiting.received_at = self.stream.received_at
-        choice = reply.WhichOneof("choice")
-        answer: Answer | ProtocolViolation
-        try:
-            signal = (
-                convert.signal_from_proto(reply.signal) if reply.HasField("signal") else None
-            )
-            if choice == "action_index":
-                answer = Answer(action_index=reply.action_index, signal=signal)
-            elif choice == "action":
-                action = convert.action_from_proto(reply.action, waiting.deck)
-                answer = Answer(action=action, signal=signal)
-            else:
-                answer = ProtocolViolation(
-                    "the answer chose no action (set action_index or action)"
-                )
-        except ProtocolViolation as exc:
-            answer = exc
         if isinstance(answer, ProtocolViolation):
             self.send(
                 _error(pb.ERROR_CODE_MALFORMED, str(answer), request_id=rid,

@@ -217,7 +217,11 @@ def parse_card(text: str, deck: Deck) -> Card:
                 f"card {text!r}: suit {suit_letter!r} is not one of e, b, o, c "
                 "(espadas, bastos, oros, copas)"
             )
-        if not rank_text.isdigit() or int(rank_text) not in RANKS:
+        # One or two ASCII digits: "⁷".isdigit() is True and int("⁷") a ValueError, as is
+        # int() of over 4,300 digits, which a bot's answer must never raise (a hostile
+        # review, round 5, hung a match with "⁷e").
+        if not (len(rank_text) <= 2 and rank_text.isascii() and rank_text.isdigit()) or (
+                int(rank_text) not in RANKS):
             raise NotationError(f"card {text!r}: rank {rank_text!r} is not 1-7, 10, 11 or 12")
         return Card(deck, suit, int(rank_text))
     suits = {v: k for k, v in _BRAZILIAN_SUIT_LETTER.items()}

@@ -386,9 +386,17 @@ def parse_bot_line(line: str, deck: Deck | None) -> Reply | LogLine | None:
     return Reply(choice, _sign(fields))
 
 
+def _digits(text: str) -> bool:
+    """Whether `text` is a whole number of at most 9 ASCII digits: `str.isdigit` also takes
+    "⁷" and "①", and `int` refuses those, and more than 4,300 digits, with a ValueError
+    instead of a `BadLine`."""
+    return len(text) <= 9 and text.isascii() and text.isdigit()
+
+
 def _choice(token: str, deck: Deck | None) -> int | Action:
-    if token.lstrip("-").isdigit():
-        if len(token) > 9:
+    number = token.removeprefix("-")
+    if number.isascii() and number.isdigit():
+        if not _digits(number):
             raise BadLine(f"index {token[:20]} is out of range: count the items of legal=")
         return int(token)
     kind_text, _, arg = token.partition(":")
@@ -402,7 +410,7 @@ def _choice(token: str, deck: Deck | None) -> int | Action:
     if not arg:
         return Action(kind)
     if kind is ActionKind.PLAY_FACE_DOWN:
-        if not arg.isdigit():
+        if not _digits(arg):
             raise BadLine(f"{token!r}: play_face_down takes a slot number (play_face_down:0)")
         return Action(kind, slot=int(arg))
     if deck is None:
@@ -425,7 +433,7 @@ def _sign(fields: dict[str, Any]) -> Signal | None:
         raise BadLine(f"sign={fields['sign'][:40]!r} is not one of {kinds}") from None
     value: int | None = None
     if "value" in fields:
-        if not str(fields["value"]).isdigit():
+        if not _digits(str(fields["value"])):
             raise BadLine(f"value={fields['value'][:40]!r}: a whole number (the envido, 0-33)")
         value = int(fields["value"])
     return Signal(kind, unpct(fields.get("text", "")), value)
