@@ -24,3 +24,12 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 def printable(text: str) -> str:
     """`text` without escape sequences or control characters (tabs and newlines kept)."""
     return _CONTROL.sub("", _SEQUENCE.sub("", text))
+
+
+def brief(text: str, most: int = 64) -> str:
+    """A bot's short text (its hello's name or version) fit for one log line: printable, on
+    one line, at most `most` characters, then how long it was. A hello's name is bounded only
+    by the 1 MiB message cap: a hostile review (round 5) filled the log at 22 MB/s with
+    hellos carrying 1 MiB names."""
+    shown = " ".join(printable(text[: most * 4]).split())[:most]
+    return shown if len(text) <= most else f"{shown}... ({len(text)} characters)"

@@ -837,3 +837,36 @@ def test_a_launched_bot_that_cannot_reach_the_referee_yet_tries_again(
     assert name == f"late-{kind}", err
     assert code == 0, err
     assert "trying again in" in err
+
+
+def test_a_hello_name_is_logged_bounded_and_printable() -> None:
+    """A hello's name and version are the bot's own text, bounded only by the message cap: a
+    hostile entrant (review round 5) said hello again and again with 1 MiB names and the log
+    grew 22 MB a second. The connection keeps, and `bot_connected` logs, at most 64
+    printable characters on one line, and the length it was."""
+    name = "\x1b]0;PWNED\x07evil\nline " + "x" * 500_000  # under the 1 MiB message cap
+
+    async def main() -> str:
+        hub = Hub(hello_timeout=5.0)
+        hub.admit("tok", "bot")
+        async with serve_referee(hub) as server:
+            client = Client(server.port)
+            client.send(pb.BotMessage(hello=pb.Hello(bot_name=name, bot_version="v\t" * 500,
+                                                     token="tok", protocol_version=1)))
+            assert (await client.receive()).WhichOneof("body") == "welcome"
+            conn = await hub.connection_for("tok")
+            kept = f"{conn.hello_name}|{conn.hello_version}"
+            client.close()
+            return kept
+
+    with capture_logs() as logs:
+        kept = trio.run(main)
+    connected = [e for e in logs if e["event"] == "bot_connected"]
+    assert len(connected) == 1, logs
+    logged = connected[0]["name"]
+    assert logged.startswith("evil line xxx"), logged
+    assert logged.endswith(f"... ({len(name)} characters)"), logged
+    assert len(logged) < 100
+    assert kept.split("|")[0] == logged
+    assert len(kept) < 200
+    assert all(c.isprintable() for c in kept), kept

@@ -62,6 +62,7 @@ from arena.rpc.spectator import SpectatorFeed
 from arena.rpc.spectator import add_to_server as add_spectator_service
 from arena.rules import Event, HandSummary
 from arena.rules.views import HandEndEvent
+from arena.safe_text import brief
 from arena.v1 import arena_pb2 as pb
 
 PROTOCOL_VERSION = 1
@@ -796,7 +797,8 @@ class Hub:
                 )
                 return None
             conn = Connection(
-                stream, name, hello.token, hello.bot_name, hello.bot_version, hub=self,
+                stream, name, hello.token, brief(hello.bot_name), brief(hello.bot_version),
+                hub=self,
                 max_rate=self.max_messages_per_second,
                 burst=2 * self.max_messages_per_second,
                 max_strays=self.max_stray_messages,

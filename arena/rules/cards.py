@@ -201,12 +201,19 @@ def full_deck(deck: Deck) -> tuple[Card, ...]:
 
 
 
+def _quoted(text: str) -> str:
+    """`text` quoted for an error message, its first 20 characters if longer: a bot's card
+    text is bounded only by the message cap, and the message goes to the log, the stored
+    match and back to the bot."""
+    return repr(text) if len(text) <= 20 else f"{text[:20]!r}... ({len(text)} characters)"
+
+
 def parse_card(text: str, deck: Deck) -> Card:
     """Read one card in the deck's notation, e.g. `parse_card("1e", Deck.SPANISH)`."""
     raw = text.strip()
     if len(raw) < 2:
         raise NotationError(
-            f"card {text!r} is too short: write <rank><suit>, e.g. {_example(deck)}"
+            f"card {_quoted(text)} is too short: write <rank><suit>, e.g. {_example(deck)}"
         )
     rank_text, suit_letter = raw[:-1], raw[-1]
     if deck is Deck.SPANISH:
@@ -214,7 +221,7 @@ def parse_card(text: str, deck: Deck) -> Card:
         suit = suits.get(suit_letter.lower())
         if suit is None:
             raise NotationError(
-                f"card {text!r}: suit {suit_letter!r} is not one of e, b, o, c "
+                f"card {_quoted(text)}: suit {suit_letter!r} is not one of e, b, o, c "
                 "(espadas, bastos, oros, copas)"
             )
         # One or two ASCII digits: "⁷".isdigit() is True and int("⁷") a ValueError, as is
@@ -222,20 +229,24 @@ def parse_card(text: str, deck: Deck) -> Card:
         # review, round 5, hung a match with "⁷e").
         if not (len(rank_text) <= 2 and rank_text.isascii() and rank_text.isdigit()) or (
                 int(rank_text) not in RANKS):
-            raise NotationError(f"card {text!r}: rank {rank_text!r} is not 1-7, 10, 11 or 12")
+            raise NotationError(
+                f"card {_quoted(text)}: rank {_quoted(rank_text)} is not 1-7, 10, 11 or 12"
+            )
         return Card(deck, suit, int(rank_text))
     suits = {v: k for k, v in _BRAZILIAN_SUIT_LETTER.items()}
     suit = suits.get(suit_letter.lower())
     if suit is None:
         raise NotationError(
-            f"card {text!r}: suit {suit_letter!r} is not one of c, h, s, d "
+            f"card {_quoted(text)}: suit {suit_letter!r} is not one of c, h, s, d "
             "(clubs, hearts, spades, diamonds)"
         )
     ranks = {v: k for k, v in _BRAZILIAN_RANK_TEXT.items()}
     ranks.update({str(r): r for r in range(2, 8)})
     rank = ranks.get(rank_text.upper())
     if rank is None:
-        raise NotationError(f"card {text!r}: rank {rank_text!r} is not A, 2-7, J, Q or K")
+        raise NotationError(
+            f"card {_quoted(text)}: rank {_quoted(rank_text)} is not A, 2-7, J, Q or K"
+        )
     return Card(deck, suit, rank)
 
 
