@@ -164,12 +164,15 @@ def stored_matches(database: Path) -> list[dict[str, Any]]:
 
 def against_random(
     tmp_path: Path, name: str, command: list[str], *, decision_ms: int,
+    opponent: tuple[str, list[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Two one-chico matches (argentine-1v1 to 15, both at once) of the launched bot
-    `command`, called `name`, against the random sample bot, played by a real `arena
-    tournament` in `tmp_path`; returns the stored rows (two, asserted). Logs land in
-    tmp_path/logs/<name>.jsonl. The set-up of the tests that send a hostile bot in."""
-    bots = {name: command, "random": python_bot(SAMPLE_BOTS / "random_bot.py")}
+    `command`, called `name`, against the random sample bot (or `opponent`: a name and a
+    command), played by a real `arena tournament` in `tmp_path`; returns the stored rows
+    (two, asserted). Logs land in tmp_path/logs/<name>.jsonl. The set-up of the tests that
+    send a hostile bot in."""
+    other, other_command = opponent or ("random", python_bot(SAMPLE_BOTS / "random_bot.py"))
+    bots = {name: command, other: other_command}
     config = write_config(tmp_path, name=name, bots=bots, variants=["argentine-1v1"],
                           options={"argentine-1v1": {"target": 15, "chicos": 1}},
                           games=2, concurrency=2, decision_ms=decision_ms)

@@ -68,6 +68,7 @@ from arena.errors import BotDisconnected
 from arena.replay import load_replay, verify_replay
 from arena.rpc.bridge import serve_grpc, server_options
 from arena.rpc.server import PLAY_ROUTE, Hub, serve_referee
+from arena.tournament.cgroups import find_cgroups
 from arena.v1 import arena_pb2 as pb
 
 DECISION_MS = 300
@@ -525,6 +526,31 @@ def test_card_texts_that_break_a_naive_reader_are_illegal_answers(
         else:
             assert row["termination"] == "normal", row
             assert strikes[seat] >= 1, row
+
+
+@pytest.mark.e2e
+def test_a_bot_forking_busy_sessions_takes_no_cpu_from_its_opponent(tmp_path: Path) -> None:
+    """`hog` (tests/bots/hostile_hog.py) forks 120 children that spin forever, each in a
+    session of its own (setsid): where the kernel shares the CPU by session (autogroups),
+    each child weighs as much as a whole honest seat, and a hostile review (round 5) saw
+    honest bots and other matches lose by timeout. Each seat is one entity of the CPU
+    scheduler (its cgroup's cpu controller), so the spinners share one seat's part: the
+    honest `cruncher` (30 ms of its own CPU a decision, of 1000) is never struck; the hog
+    may starve itself."""
+    roots = find_cgroups()
+    if roots is None or not roots.cpu_shared:
+        pytest.skip("no cpu cgroup here: seats share the CPU by session (logged at start)")
+    rows = against_random(tmp_path, "hog", bot_cmd("hostile_hog"), decision_ms=1000,
+                          opponent=("cruncher", bot_cmd("cruncher")))
+    crunched = 0
+    for row in rows:
+        strikes = json.loads(row["strikes"])
+        assert strikes[1 - _seat_of(row, "hog")] == 0, row
+        assert row["faulty_bot"] in (None, "hog"), row
+        honest = 1 - _seat_of(row, "hog")
+        crunched += sum(1 for line in read_replay(tmp_path / row["replay"])
+                        if line["type"] == "action" and line["seat"] == honest)
+    assert crunched >= 10  # the cruncher did play, against the spinning hog
 
 
 @pytest.mark.e2e

@@ -323,7 +323,10 @@ def test_cgroup_v2_limits_are_written_where_memory_is_delegated(
     roots = cgroups.find_cgroups(tmp_path)
     assert roots is not None
     assert roots.version == 2
-    assert (own / "cgroup.subtree_control").read_text() == "+memory +pids"
+    # written in turn (a fake file keeps the last write): memory and pids, then cpu, which
+    # may not be delegated where memory is
+    assert (own / "cgroup.subtree_control").read_text() == "+cpu"
+    assert roots.cpu_shared
     seat = roots.seat(memory_mb=2048, pids_max=512)
     assert (seat.dirs[0] / "memory.max").read_text() == str(2048 * MIB)
     assert (seat.dirs[0] / "memory.swap.max").read_text() == "0"
@@ -333,6 +336,29 @@ def test_cgroup_v2_limits_are_written_where_memory_is_delegated(
 
     (own / "cgroup.controllers").write_text("cpu pids\n")
     assert cgroups.find_cgroups(tmp_path) is None
+
+
+def test_cgroup_v1_seats_get_a_cpu_group_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a cgroup v1 host (a fake tree here: memory, pids and cpu hierarchies), a seat's
+    cgroup is made in each writable hierarchy, cpu included: the seat is then one entity of
+    the CPU scheduler whatever it forks (hostile review round 5: busy setsid children, one
+    autogroup each, took the CPU from honest seats). Its shell joins all three."""
+    from arena.tournament import cgroups
+
+    for hierarchy in ("memory", "pids", "cpu"):
+        (tmp_path / hierarchy / "ref").mkdir(parents=True)
+    monkeypatch.setattr(cgroups, "_own_paths",
+                        lambda: {"memory": "/ref", "pids": "/ref", "cpu": "/ref"})
+    roots = cgroups.find_cgroups(tmp_path)
+    assert roots is not None
+    assert (roots.version, roots.cpu_shared) == (1, True)
+    seat = roots.seat(memory_mb=64, pids_max=16)
+    assert [d.parent.parent.name for d in seat.dirs] == ["memory", "pids", "cpu"]
+    assert all(d.is_dir() for d in seat.dirs)
+    for folder in seat.dirs:
+        assert str(folder / "cgroup.procs") in seat.join_commands()
 
 
 def test_a_bots_own_folder_is_that_of_its_program(tmp_path: Path) -> None:

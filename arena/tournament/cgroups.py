@@ -1,5 +1,12 @@
-"""One cgroup per launched seat: memory limited by real use, a pids limit, and a way to kill
-every process of the seat, however it detached itself (setsid, double fork).
+"""One cgroup per launched seat: memory limited by real use, a pids limit, one equal share of
+contended CPU, and a way to kill every process of the seat, however it detached itself
+(setsid, double fork).
+
+The CPU: without a cpu controller the kernel shares the CPU between sessions (scheduler
+autogroups), and a bot's children that each call setsid() weigh like whole seats (a hostile
+review, round 5, struck honest bots and other matches so). With the seat's cgroup in the cpu
+hierarchy (v1) or the cpu controller enabled for the seats (v2), each seat is one entity of
+the scheduler at the default weight, whatever it forks.
 
 Where the kernel lets us, a seat gets a child of the referee's own cgroup:
 
@@ -41,12 +48,15 @@ class CgroupRoots:
     version: int
     memory: Path  # the referee's own cgroup in the memory hierarchy (v2: the unified one)
     pids: Path | None  # v1 only: the referee's cgroup in the pids hierarchy, when writable
+    # v1 only: the referee's cgroup in the cpu hierarchy, when writable (v2: `cpu_shared`)
+    cpu: Path | None = None
+    cpu_shared: bool = False  # each seat is one entity of the CPU scheduler (see `seat`)
 
     def sweep(self) -> None:
         """Remove the seat cgroups a referee killed with SIGKILL left behind (named after
         their dead referee's pid); their processes died with that referee's sandboxes, and
         any that did not are killed now."""
-        for parent in (self.memory, self.pids):
+        for parent in (self.memory, self.pids, self.cpu):
             if parent is None:
                 continue
             for folder in parent.glob("arena-seat-*-*"):
@@ -59,11 +69,17 @@ class CgroupRoots:
                     stale.remove()
 
     def seat(self, memory_mb: int, pids_max: int) -> SeatCgroup:
-        """A new cgroup for one seat with these limits (0 = none)."""
+        """A new cgroup for one seat with these limits (0 = none). Where the CPU controller
+        is ours (`cpu_shared`), the seat is also one entity of the CPU scheduler with the
+        default weight, whatever it forks: otherwise the kernel shares the CPU between
+        sessions (autogroups), and a bot whose busy children each called setsid() took the
+        CPU from honest seats and other matches (hostile review, round 5)."""
         name = f"arena-seat-{os.getpid()}-{next(_counter)}"
         dirs = [self.memory / name]
         if self.pids is not None:
             dirs.append(self.pids / name)
+        if self.cpu is not None:
+            dirs.append(self.cpu / name)
         for folder in dirs:
             folder.mkdir()
         group = SeatCgroup(self.version, tuple(dirs))
@@ -197,7 +213,12 @@ def find_cgroups(root: Path = _ROOT) -> CgroupRoots | None:
                     control.write_text("+memory +pids")
         except OSError:
             return None  # not delegated, or other processes share our cgroup
-        return CgroupRoots(2, folder, None) if _writable(folder) else None
+        shared = "cpu" in control.read_text().split()
+        if not shared and "cpu" in (folder / "cgroup.controllers").read_text().split():
+            with contextlib.suppress(OSError):  # not delegated: seats share CPU by session
+                control.write_text("+cpu")
+                shared = True
+        return CgroupRoots(2, folder, None, cpu_shared=shared) if _writable(folder) else None
     if "memory" in own and (root / "memory").is_dir():
         memory = root / "memory" / own["memory"].lstrip("/")
         if not _writable(memory):
@@ -206,5 +227,9 @@ def find_cgroups(root: Path = _ROOT) -> CgroupRoots | None:
         if "pids" in own and (root / "pids").is_dir():
             candidate = root / "pids" / own["pids"].lstrip("/")
             pids = candidate if _writable(candidate) else None
-        return CgroupRoots(1, memory, pids)
+        cpu: Path | None = None
+        if "cpu" in own and (root / "cpu").is_dir():
+            candidate = root / "cpu" / own["cpu"].lstrip("/")
+            cpu = candidate if _writable(candidate) else None
+        return CgroupRoots(1, memory, pids, cpu, cpu_shared=cpu is not None)
     return None

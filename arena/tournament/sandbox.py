@@ -386,6 +386,12 @@ class Sandbox:
         if self.prlimit is None:
             log.warning("no_prlimit", detail="util-linux prlimit is missing: launched bots "
                         "run without CPU-time and open-file limits")
+        if self.cgroups is None or not self.cgroups.cpu_shared:
+            log.warning("no_cpu_cgroup",
+                        detail="seats share the CPU by the kernel's default (by session); "
+                               "in the sandbox a bot cannot start sessions (setsid), but "
+                               "with sandbox mode none its busy children may take more than "
+                               "a seat's share")
         if self.cgroups is None:
             log.warning("no_writable_cgroup", fallback="RLIMIT_AS",
                         factor=AS_FALLBACK_FACTOR,
