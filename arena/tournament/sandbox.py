@@ -388,10 +388,10 @@ class Sandbox:
                         "run without CPU-time and open-file limits")
         if self.cgroups is None or not self.cgroups.cpu_shared:
             log.warning("no_cpu_cgroup",
-                        detail="seats share the CPU by the kernel's default (by session); "
-                               "in the sandbox a bot cannot start sessions (setsid), but "
-                               "with sandbox mode none its busy children may take more than "
-                               "a seat's share")
+                        detail="seats share the CPU by the kernel's default (by session): "
+                               "a bot whose busy children start sessions of their own "
+                               "(setsid) may take more than a seat's share; run the referee "
+                               "where it may write a cgroup with the cpu controller (root)")
         if self.cgroups is None:
             log.warning("no_writable_cgroup", fallback="RLIMIT_AS",
                         factor=AS_FALLBACK_FACTOR,
