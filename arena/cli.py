@@ -925,9 +925,14 @@ def web(database: Target, listen: str, replays_while_playing: bool) -> None:
               default=Path("report.html"), show_default=True, help="The HTML file to write.")
 @click.option("--replays", type=click.IntRange(min=0), default=20, show_default=True,
               help="How many replays to embed (the latest matches first).")
-def report(tournament_name: str, database: Target, output: Path, replays: int) -> None:
+@click.option("--replays-while-playing", is_flag=True,
+              help="Embed replays of a tournament still being played (by default none: "
+              "they show every seat's hidden cards).")
+def report(tournament_name: str, database: Target, output: Path, replays: int,
+           replays_while_playing: bool) -> None:
     """Write one self-contained HTML file with a tournament's results."""
     from arena import report as reporting
+    from arena.web.data import Database
 
     if not db_exists(database):
         _fail(f"--database: {database} does not exist")
@@ -935,10 +940,15 @@ def report(tournament_name: str, database: Target, output: Path, replays: int) -
     try:
         missing: list[str] = []
         size = reporting.write_report(database, tournament_name, output, replays=replays,
-                                      missing=missing)
+                                      missing=missing, while_playing=replays_while_playing)
     except ArenaError as exc:
         _fail(str(exc))
     out.print(f"report: {output} ({size:,} bytes)", highlight=False, markup=False)
+    held = Database(database).tournament(tournament_name)
+    if held is not None and reporting.replays_held(held) and not replays_while_playing:
+        err.print(f"note: {tournament_name} is still being played: no replay embedded (they "
+                  "show every seat's hidden cards; --replays-while-playing to embed them)",
+                  style="yellow", markup=False, highlight=False)
     if missing:
         err.print(f"warning: {len(missing)} replay files could not be read (the first: "
                   f"{missing[0]}); the report shows the others", style="yellow",

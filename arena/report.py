@@ -20,7 +20,7 @@ from arena.errors import ArenaError
 from arena.replay import load_replay
 from arena.tournament.backend import Target
 from arena.web import pages, replaydata
-from arena.web.data import Database, bot_stats
+from arena.web.data import Database, Tournament, bot_stats
 
 STATIC = Path(__file__).parent / "web" / "static"
 
@@ -48,10 +48,18 @@ def _json_for_script(data: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def replays_held(t: Tournament) -> bool:
+    """Whether `t`'s replays (every seat's hidden cards) are kept back: while it is played,
+    bots' authors would study their opponents' hands, as the web holds them (a ladder never
+    ends: its replays are shown at once)."""
+    return t.finished_at is None and not t.ladder
+
+
 def build_report(database: Target, tournament: str, *, replays: int = 20,
-                 missing: list[str] | None = None) -> str:
+                 missing: list[str] | None = None, while_playing: bool = False) -> str:
     """The report's HTML; the ids of the matches whose replay file could not be read are
-    added to `missing`."""
+    added to `missing`. No replay is embedded while the tournament is played unless
+    `while_playing` (the organizer's choice, as `arena web --replays-while-playing`)."""
     db = Database(database)
     t = db.tournament(tournament)
     if t is None:
@@ -61,6 +69,8 @@ def build_report(database: Target, tournament: str, *, replays: int = 20,
     tables = db.tables(t.name)
     rows = db.matches(t.name, limit=1_000_000)
     embedded: dict[str, Any] = {}
+    if replays_held(t) and not while_playing:
+        replays = 0
     for row in rows[:replays]:
         path = db.replay_path(row)
         if path is None or not path.is_file():
@@ -106,10 +116,11 @@ def build_report(database: Target, tournament: str, *, replays: int = 20,
 
 
 def write_report(database: Target, tournament: str, output: Path, *, replays: int = 20,
-                 missing: list[str] | None = None) -> int:
+                 missing: list[str] | None = None, while_playing: bool = False) -> int:
     """Write the report to `output`; return its size in bytes (see `build_report` for
-    `missing`)."""
-    html = build_report(database, tournament, replays=replays, missing=missing)
+    `missing` and `while_playing`)."""
+    html = build_report(database, tournament, replays=replays, missing=missing,
+                        while_playing=while_playing)
     output.parent.mkdir(parents=True, exist_ok=True)
     data = html.encode()
     output.write_bytes(data)

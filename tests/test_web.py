@@ -551,3 +551,29 @@ def test_replays_wait_for_the_end_of_their_tournament(played: Path, tmp_path: Pa
     with web_server(played) as base:
         status, body = get_json(f"{base}/api/m/{match_id}/replay?seat=all")
         assert status == 200, body
+
+
+def test_a_report_of_a_tournament_being_played_embeds_no_replay(
+    played: Path, tmp_path: Path
+) -> None:
+    """`arena report` of a tournament still being played embeds no replay (each shows every
+    seat's hidden cards; an outside walkthrough found twelve embedded mid-tournament while
+    the web refused the same ones) and says so on stderr; `--replays-while-playing` embeds
+    them, as `arena web --replays-while-playing` serves them."""
+    database = _unfinished_copy(played, tmp_path)
+
+    def embedded(*flags: str) -> tuple[dict[str, Any], str]:
+        out = tmp_path / "report.html"
+        run = arena("report", NAME, "--database", database, "-o", out, *flags, cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        blob = re.search(r'id="arena-replays">(.*?)</script>',
+                         out.read_text(encoding="utf-8"), re.S)
+        assert blob
+        return json.loads(blob.group(1)), run.stderr
+
+    held, said = embedded()
+    assert held == {}
+    assert "still being played: no replay embedded" in " ".join(said.split())
+    shown, said = embedded("--replays-while-playing")
+    assert set(shown) == {r["id"] for r in _rows(database)}
+    assert said == ""
