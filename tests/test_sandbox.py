@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import errno
 import os
 import re
 import secrets
@@ -140,6 +141,7 @@ def test_hostile_bot_finds_nothing_takes_nothing_leaves_nothing(tmp_path: Path) 
 def _run_seat(
     argv: list[str], folder: Path, sandbox: Sandbox, *, wait_for: Path | None = None,
     limits: BotLimits | None = None, env: dict[str, str] | None = None,
+    others: tuple[Path, ...] = (),
 ) -> SeatProcess:
     """Start one seat, let it run to its end (or until `wait_for` exists), then stop it."""
 
@@ -148,7 +150,7 @@ def _run_seat(
             p = await SeatProcess.start(
                 argv, cwd=folder, server="127.0.0.1:9", token="tok", bot_name="b",
                 log_path=folder / "seat.log", nursery=nursery, sandbox=sandbox,
-                bot_dir=folder, limits=limits, env=env,
+                bot_dir=folder, limits=limits, env=env, others=others,
             )
             with trio.fail_after(120):
                 if wait_for is None:
@@ -160,6 +162,37 @@ def _run_seat(
         return p
 
     return trio.run(main)
+
+
+def test_nothing_outside_tmp_is_writable_in_the_sandbox(tmp_path: Path) -> None:
+    """A bot's own folder holding another bot's (hidden, so the folder is built entry by
+    entry on the sandbox's root) and outside /tmp (where a host folder under /tmp would land
+    in the private /tmp instead): a new file there, or at the root, is refused (EROFS); /tmp
+    takes it. An outside walkthrough wrote 300 MB into its "read-only" folder: onto the
+    sandbox's root tmpfs, outside tmp_mb."""
+    base = Path(tempfile.mkdtemp(prefix="arena-rofs-", dir="/var/tmp"))
+    try:
+        own = base / "bot"
+        (own / "other").mkdir(parents=True)  # another bot's folder, inside this one
+        script = own / "write.py"
+        script.write_text(
+            "import os\n"
+            "for path in ('new-file', '/at-root', '/tmp/in-tmp'):\n"
+            "    try:\n"
+            "        open(path, 'w').write('x')\n"
+            "        print('WROTE', path)\n"
+            "    except OSError as e:\n"
+            "        print('REFUSED', path, e.errno)\n"
+        )
+        p = _run_seat([sys.executable, str(script)], own, Sandbox("bubblewrap"),
+                      others=(own / "other",))
+        tail = p.tail()
+        assert f"REFUSED new-file {errno.EROFS}" in tail, tail
+        assert f"REFUSED /at-root {errno.EROFS}" in tail, tail
+        assert "WROTE /tmp/in-tmp" in tail, tail
+        assert not (own / "new-file").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_a_stock_jvm_starts_under_the_default_limits(tmp_path: Path) -> None:

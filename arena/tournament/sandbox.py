@@ -527,7 +527,11 @@ class Sandbox:
             args += bind
         if socket is not None:
             args += ["--bind", str(socket), SOCKET_IN_SANDBOX]
-        args += ["--dir", str(cwd), "--chdir", str(cwd), "--clearenv"]
+        # Last of the mounts: the root, bwrap's tmpfs holding the mount points, read-only.
+        # Writable, a new file anywhere outside /tmp (in the bot's "read-only" folder, say)
+        # landed there, outside tmp_mb (an outside walkthrough wrote 300 MB so). /tmp, /dev,
+        # the socket and `writable` folders are mounts of their own and keep their modes.
+        args += ["--dir", str(cwd), "--remount-ro", "/", "--chdir", str(cwd), "--clearenv"]
         for name, value in sorted(env.items()):
             args += ["--setenv", name, value]
         return [*args, "--", *argv]
