@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 from dataclasses import astuple, replace
@@ -27,6 +28,7 @@ from test_e2e_support import (
     ARENA,
     CLI_TIMEOUT,
     SAMPLE_BOTS,
+    TEST_BOTS,
     arena,
     bot_cmd,
     expected_ids,
@@ -306,3 +308,34 @@ def test_resuming_under_other_rules_is_refused_naming_what_changed(tmp_path: Pat
     after = stored_matches(tmp_path / "arena.db")
     assert len(after) == 4
     assert before[0] in after
+
+
+def test_resuming_with_a_changed_program_is_refused(tmp_path: Path) -> None:
+    """A bot's program file changed since the stored matches (a recompiled binary, an
+    edited script) with the same command line: the resumed run is refused in one line
+    naming the bot's program and both hashes (an outside walkthrough recompiled `./bot` and
+    resumed without a word, one table mixing matches of two programs); put back, it
+    resumes."""
+    script = tmp_path / "mine.py"
+    original = (TEST_BOTS / "first_legal.py").read_text(encoding="utf-8")
+    script.write_text(original, encoding="utf-8")
+    bots = {"mine": ["python", str(script)], "first": bot_cmd("first_legal")}
+    config = write_config(tmp_path, name="prog", bots=bots, variants=["argentine-1v1"],
+                          games=1, concurrency=2)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    before = stored_matches(tmp_path / "arena.db")
+    script.write_text(original + "\n# version 2\n", encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", "--matches-per-pair", "2",
+                cwd=tmp_path)
+    assert run.returncode == 2, explain(run)
+    message = flat(run.stderr)
+    assert "was begun with other settings" in message, message
+    assert re.search(r"bot 'mine'\.program: 'sha256 [0-9a-f]{16} of mine\.py' -> "
+                     r"'sha256 [0-9a-f]{16} of mine\.py'", message), message
+    assert stored_matches(tmp_path / "arena.db") == before
+    script.write_text(original, encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", "--matches-per-pair", "2",
+                cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    assert len(stored_matches(tmp_path / "arena.db")) == 2

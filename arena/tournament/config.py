@@ -109,6 +109,7 @@ from arena.errors import ConfigError, UnknownVariantError
 from arena.referee import FaultPolicy, TimeControl
 from arena.rules import Options, find_variant, variant_names
 from arena.tournament.backend import DatabaseError, Target, as_target, is_url, open_backend
+from arena.tournament.launcher import program_file
 from arena.tournament.sandbox import MODES, BotLimits, SandboxPolicy
 
 
@@ -724,7 +725,23 @@ def decisive(config: TournamentConfig, sandbox_mode: str) -> dict[str, Any]:
         out[f"{where}.protocol"] = bot.protocol
         env = json.dumps(sorted(bot.env)).encode()
         out[f"{where}.env"] = hashlib.sha256(env).hexdigest()[:16] if bot.env else ""
+        if bot.command:  # the program itself, not only its name (a recompiled ./bot)
+            out[f"{where}.program"] = _file_hash(program_file(bot.command, bot.cwd))
     return out
+
+
+def _file_hash(path: Path | None) -> str:
+    """The first 16 hex digits of the SHA-256 of the file at `path` ("" for none)."""
+    if path is None:
+        return ""
+    digest = hashlib.sha256()
+    try:
+        with path.open("rb") as f:
+            while block := f.read(1 << 20):
+                digest.update(block)
+    except OSError:
+        return ""
+    return f"sha256 {digest.hexdigest()[:16]} of {path.name}"
 
 
 def changed_on_resume(stored: dict[str, Any], now: dict[str, Any]) -> list[str]:

@@ -32,7 +32,8 @@ from arena.tournament.socketcount import DESCRIPTOR_BUDGET, SocketCounter
 from arena.tournament.spawn import ChildProcess, open_process
 
 __all__ = [
-    "TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "resolve_command", "shared_folders",
+    "TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "program_file", "resolve_command",
+    "shared_folders",
 ]
 
 log = structlog.get_logger("arena.launcher")
@@ -73,10 +74,10 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def program_dir(command: Iterable[str], cwd: Path) -> Path:
-    """A bot's own directory by default: that of the first argument naming an existing file
-    (relative to `cwd`) outside the system (not an interpreter such as /usr/bin/node or
-    this Python), else `cwd`."""
+def program_file(command: Iterable[str], cwd: Path) -> Path | None:
+    """The first argument of `command` naming an existing file (relative to `cwd`) outside
+    the system (not an interpreter such as /usr/bin/node or this Python): the bot's program,
+    as far as a command line tells; None if there is none."""
     system = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
               *(Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/opt", "/etc")))
     for arg in command:
@@ -89,8 +90,14 @@ def program_dir(command: Iterable[str], cwd: Path) -> Path:
         if not _is_file(candidate):
             continue
         if not any(candidate.is_relative_to(root) for root in system):
-            return candidate.parent
-    return cwd.resolve()
+            return candidate
+    return None
+
+
+def program_dir(command: Iterable[str], cwd: Path) -> Path:
+    """A bot's own directory by default: that of its `program_file`, else `cwd`."""
+    program = program_file(command, cwd)
+    return program.parent if program is not None else cwd.resolve()
 
 
 def shared_folders(
