@@ -381,8 +381,10 @@ class Replay:
         return int(self.header["seed"])
 
 
-def load_replay(path: Path) -> Replay:
-    """Read a replay file (format 1 or 2); raise `ReplayMismatchError` if it is not one."""
+def load_replay(path: Path | str | os.PathLike[str]) -> Replay:
+    """Read a replay file (format 1 or 2), given as a path or a string; raise
+    `ReplayMismatchError` if it is not one."""
+    path = Path(path)
     lines: list[dict[str, Any]] = []
     with path.open(encoding="utf-8") as src:
         number = 0

@@ -148,6 +148,7 @@ def test_every_variant_rescores_from_the_file_alone(
     path = written(tmp_path, report, name)
     assert schema_errors(path) == []
     replay = load_replay(path)
+    assert load_replay(str(path)) == replay  # a string path too (docs/replay.md)
     assert replay.format == 2
     verify_replay(replay)
     found = rescore(path)

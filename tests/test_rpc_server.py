@@ -189,7 +189,16 @@ def test_answers_are_routed_and_wrong_ones_refused_in_band() -> None:
             assert decision.seat == request.seat
             assert [c.text for c in decision.view.hand] == [str(c) for c in request.view.hand]
             client.send(action_reply("r1", "m1", request.seat + 1, 0))
-            assert (await client.receive()).error.code == pb.ERROR_CODE_NOT_YOUR_SEAT
+            refused = (await client.receive()).error
+            assert refused.code == pb.ERROR_CODE_NOT_YOUR_SEAT
+            # what the reply said, beside what the request asked (an outside walkthrough's
+            # bot that sent no match_id could not tell which field was wrong)
+            assert f"the reply said match 'm1' seat {request.seat + 1}" in refused.message
+            client.send(action_reply("r1", "", request.seat, 0))
+            refused = (await client.receive()).error
+            assert refused.code == pb.ERROR_CODE_NOT_YOUR_SEAT
+            assert f"is for match 'm1' seat {request.seat}; the reply said match '' seat " \
+                   f"{request.seat}" in refused.message
             client.send(action_reply("nope", "m1", request.seat, 0))
             assert (await client.receive()).error.code == pb.ERROR_CODE_UNKNOWN_REQUEST
             client.send(action_reply("r1", "m1", request.seat, 2))

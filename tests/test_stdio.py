@@ -217,6 +217,8 @@ BAD_BOT = textwrap.dedent(
             print("x" * 100_000, flush=True)
         elif mode == "sign":
             print("action 0 sign=tres", flush=True)
+        elif mode == "buffered":  # never flushed: a pipe holds it in the bot's buffer
+            print("action 0")
         elif mode == "debug":  # a newcomer's debug output on stdout, then the answer
             print("DEBUG choosing 0", flush=True)
             print("action 0", flush=True)
@@ -333,6 +335,20 @@ def test_an_over_long_line_is_refused_and_struck(tmp_path: Path) -> None:
     bad = [fields(line)[1] for line in received if line.startswith("error code=bad_line")]
     assert [e["n"] for e in bad] == ["1", "2", "3"]
     assert "at most 65536 bytes" in lines.unpct(bad[0]["message"])
+
+
+@pytest.mark.e2e
+def test_a_stdio_bot_that_never_flushes_is_told_in_its_seat_log(tmp_path: Path) -> None:
+    """A bot that writes its answers without flushing stdout (a pipe: they wait in its
+    buffer) times out; its seat log says that it wrote no line at all and asks whether its
+    stdout is flushed, naming the call in several languages (an outside walkthrough's
+    buffered bot saw only 'no answer within 1000 ms')."""
+    row, _ = _misbehave(tmp_path, "buffered", decision_ms=300)
+    assert row["termination"] == "timeout", row
+    logs = list((tmp_path / "logs").rglob("*.bad.log"))
+    assert logs, "no seat log for the stdio bot"
+    text = logs[0].read_text(encoding="utf-8")
+    assert "the bot has written no line at all: is its stdout flushed" in text, text
 
 
 @pytest.mark.e2e

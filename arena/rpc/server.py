@@ -384,7 +384,9 @@ class Connection:
             self.send(
                 _error(
                     pb.ERROR_CODE_NOT_YOUR_SEAT,
-                    f"request {rid} is for match {waiting.match_id} seat {waiting.seat}",
+                    f"request {rid} is for match {waiting.match_id!r} seat {waiting.seat}; "
+                    f"the reply said match {brief(reply.match_id, 100)!r} seat {reply.seat} "
+                    "(echo both from the DecisionRequest)",
                     request_id=rid,
                     match_id=reply.match_id,
                 )

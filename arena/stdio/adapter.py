@@ -125,6 +125,7 @@ class Child:
         self.deck: Deck | None = None
         self.decisions = 0
         self.matches = 0
+        self.lines_read = 0  # every line the bot wrote (a bot that wrote none is told why)
         self.pending: deque[_Decision] = deque()
         self.by_request: dict[str, int] = {}  # request id -> decision number, this match
         self.reader = threading.Thread(target=self._read, name=f"stdio-child-{number}",
@@ -144,6 +145,7 @@ class Child:
     def _read(self) -> None:
         too_long = False  # in the middle of discarding an over-long line
         while raw := self.stdout.readline(MAX_LINE):
+            self.lines_read += 1
             complete = raw.endswith(b"\n")
             if too_long:
                 too_long = not complete
@@ -435,6 +437,12 @@ class Adapter:
             if n is not None:
                 child.send(lines.error_line(code, text, n=n, strikes=strikes or None,
                                             max_strikes=max_strikes or None))
+                if e.code == pb.ERROR_CODE_TIMEOUT and child.lines_read == 0:
+                    print("[arena.stdio] timeout, and the bot has written no line at all: "
+                          "is its stdout flushed after each line? (a pipe is buffered: "
+                          "fflush(stdout), std::endl, print(..., flush=True), "
+                          "System.out.flush(), io::stdout().flush())", file=sys.stderr,
+                          flush=True)
                 return
         print(f"[arena.stdio] referee error {code}: {e.message}", file=sys.stderr, flush=True)
 
