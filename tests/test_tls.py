@@ -132,3 +132,32 @@ def test_plain_client_cannot_talk_to_a_tls_referee(tmp_path: Path) -> None:
             return await trio.to_thread.run_sync(probe)
 
     assert trio.run(main) == grpc.StatusCode.UNAVAILABLE
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("mistake", ["swapped", "key is the cert", "another key"])
+def test_a_tls_key_that_is_not_the_certificates_is_one_error_line(
+    tmp_path: Path, mistake: str
+) -> None:
+    """The classic TLS slips, each refused before anything runs (exit 2, one `error:` line,
+    no database): cert and key swapped, the certificate given as the key (an outside
+    walkthrough got gRPC's "Failed to bind to address" and a 90-line traceback, after the
+    tournament row was written), and the key of another certificate."""
+    from test_e2e_support import arena, write_config
+
+    cert, key = make_certificate(tmp_path)
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    _, other_key = make_certificate(other_dir)
+    given = {"swapped": (key, cert), "key is the cert": (cert, cert),
+             "another key": (cert, other_key)}[mistake]
+    config = write_config(tmp_path, name="tlsbad",
+                          bots={"a": ["python", "a.py"], "b": ["python", "b.py"]},
+                          variants=["argentine-1v1"],
+                          extra=f'\n[tls]\ncert = "{given[0]}"\nkey = "{given[1]}"\n')
+    run = arena("tournament", config, cwd=tmp_path)
+    assert run.returncode == 2, (run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("error: tls"), lines
+    assert not (tmp_path / "arena.db").exists()

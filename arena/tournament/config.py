@@ -100,6 +100,7 @@ import os
 import resource
 import shlex
 import socket
+import ssl
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -293,6 +294,18 @@ def checked_name(value: Any, where: str, key: str = "name") -> str:
     return _name({key: value}, key, where, "")
 
 
+def _check_key_pair(cert: Path, key: Path) -> None:
+    """The TLS certificate and key load together (the key is the certificate's, and not
+    encrypted: gRPC takes no passphrase); else a `ConfigError` before anything runs (gRPC's
+    own failure came later, as "Failed to bind to address", after files were written)."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(cert, key, password=lambda: b"")
+    except (ssl.SSLError, OSError) as exc:
+        raise ConfigError(f"tls: {cert.name} and {key.name} do not load as a certificate and "
+                          f"its private key (unencrypted): {exc.args[-1]}") from None
+
+
 def load_config(path: Path) -> TournamentConfig:
     """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
     try:
@@ -413,6 +426,10 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
                 raise ConfigError(f"tls.{name}: cannot read {path}: {exc.strerror}") from None
             if b"-----BEGIN" not in pem:
                 raise ConfigError(f"tls.{name}: {path} is not a PEM file")
+            if name == "key" and b"PRIVATE KEY-----" not in pem:
+                raise ConfigError(f"tls.key: {path} holds no private key (a certificate? "
+                                  "cert and key swapped?)")
+        _check_key_pair(tls_cert, tls_key)
     spectators = _table(raw, "spectators")
     _check_keys(spectators, {"delay_s", "token"}, "spectators")
     spectator_token = spectators.get("token")
