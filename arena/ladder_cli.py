@@ -112,7 +112,8 @@ def register(main: click.Group, ladder: click.Group) -> None:
 _DATABASE = click.option("--database", type=DATABASE, default="arena.db", show_default=True,
                          help="The ladder's database, a file or a postgresql:// URL (or give "
                          "--config).")
-_CONFIG = click.option("--config", type=click.Path(exists=True, path_type=Path),
+# Not click.Path(exists=True): its multi-line usage error; load_ladder_config says in one line.
+_CONFIG = click.option("--config", type=click.Path(path_type=Path),
                        help="The ladder's config (names its database and the ladder).")
 _LADDER = click.option("--ladder", "ladder_name",
                        help="Which ladder of the database (default: its only one).")

@@ -359,3 +359,31 @@ def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) ->
     taken = add("mallory", "--command", "python -c 'import runpy' alice/bot.py").stderr
     assert "warning: mallory and alice run from one folder tree" in " ".join(taken.split())
     assert "bob" not in taken
+
+
+@pytest.mark.e2e
+def test_every_ladder_command_reports_a_bad_config_in_one_error_line(tmp_path: Path) -> None:
+    """A ladder config that is missing, a folder, not UTF-8 or has a bad field is, for
+    `arena ladder serve` and for `add`, `retire` and `show --config`, one `error:` line and
+    exit 2, as a tournament's config is (an outside user saw click's multi-line
+    `Error: Invalid value for '--config'` from `--config`, and a traceback for a folder or a
+    file in Latin-1)."""
+    from test_e2e_support import arena
+
+    (tmp_path / "latin1.toml").write_bytes('[ladder]\nname = "espa\xf1a"\n'.encode("latin-1"))
+    (tmp_path / "bad.toml").write_text('[ladder]\nname = "main"\n\n[[bot]]\nname = "a"\n'
+                                       'command = "./a"\nspeed = 3\n', encoding="utf-8")
+    configs = {"missing.toml": "config file missing.toml does not exist",
+               ".": "config file . is a directory",
+               "latin1.toml": "config file latin1.toml: not UTF-8 text",
+               "bad.toml": "bot[0]: unknown field 'speed'"}
+    commands = [("serve",), ("add", "x", "--token", "a-token-of-twenty-chars", "--config"),
+                ("retire", "x", "--config"), ("show", "--config")]
+    for args in commands:
+        for config, message in configs.items():
+            if args != ("serve",) and config not in ("missing.toml", "latin1.toml"):
+                continue  # every command reads the config alike: two cases each suffice
+            run = arena("ladder", *args, config, cwd=tmp_path)
+            assert run.returncode == 2, (args, config, run.stderr)
+            assert run.stderr.startswith(f"error: {message}"), (args, config, run.stderr)
+            assert len(run.stderr.strip().splitlines()) == 1, (args, config, run.stderr)

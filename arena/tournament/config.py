@@ -294,6 +294,14 @@ def checked_name(value: Any, where: str, key: str = "name") -> str:
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
+    raw = read_toml(path)
+    return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
+                               notes=tuple(config_notes(raw)))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A config file's tables (a tournament's or a ladder's); `ConfigError`, one line, if it
+    is missing, a folder, unreadable, not UTF-8 or not TOML."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -309,13 +317,11 @@ def load_config(path: Path) -> TournamentConfig:
             f"config file {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
         ) from None
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
         raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
-    return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
-                               notes=tuple(config_notes(raw)))
 
 
 def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:

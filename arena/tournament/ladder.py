@@ -25,7 +25,6 @@ import random
 import secrets
 import shlex
 import signal
-import tomllib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -38,7 +37,7 @@ import trio
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
 from arena.rules import Match
-from arena.tournament.config import BotSpec, TournamentConfig, parse_config
+from arena.tournament.config import BotSpec, TournamentConfig, parse_config, read_toml
 from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
 from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
 from arena.tournament.launcher import program_dir, resolve_command
@@ -73,15 +72,7 @@ _LADDER = {"name", "variants", "concurrency", "min_games", "database", "replays"
 
 def load_ladder_config(path: Path) -> LadderConfig:
     """Read and validate a ladder config; raise `ConfigError` naming the bad field."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
-        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
-    return replace(parse_ladder_config(raw, base=path.parent), path=path)
+    return replace(parse_ladder_config(read_toml(path), base=path.parent), path=path)
 
 
 def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderConfig:
