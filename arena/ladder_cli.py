@@ -161,23 +161,39 @@ def _ignore_signal(_signum: int, _frame: object) -> None:
 @click.option("--version", "version", default="", help="The version (a separate identity).")
 @click.option("--command", help="The command line the ladder launches (one process per seat).")
 @click.option("--token", help="The token a remote bot connects with.")
+@click.option("--stdio", is_flag=True,
+              help="The command speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
+@click.option("--dir", "folder", help="The bot's own folder, readable in its sandbox "
+              "(default: that of the first file its command names).")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+              help="An environment variable for the bot (repeatable).")
 @_CONFIG
 @_DATABASE
 @_LADDER
-def add(name: str, version: str, command: str | None, token: str | None,
-        config: Path | None, database: Target, ladder_name: str | None) -> None:
+def add(name: str, version: str, command: str | None, token: str | None, stdio: bool,
+        folder: str | None, env: tuple[str, ...], config: Path | None, database: Target,
+        ladder_name: str | None) -> None:
     """Enter bot NAME (at --version) in a ladder, running or not: it gets games from the
-    ladder's next poll. A retired version comes back."""
+    ladder's next poll. A retired version comes back. --command, --stdio, --dir and --env
+    are a config's [[bot]] command, protocol = "stdio", dir and env."""
     out, err, fail = _consoles()
     try:
         db, ladder = _target(config, database, ladder_name)
-        bot = make_bot(name, version, command or [], token or "", Path.cwd(), where="bot")
+        entry: dict[str, object] = {"name": name, "version": version,
+                                    "command": command or [], "token": token or ""}
+        if stdio:
+            entry["protocol"] = "stdio"
+        if folder is not None:
+            entry["dir"] = folder
+        if env:
+            entry["env"] = _env_table(env)
+        bot = make_bot(entry, Path.cwd(), where="bot")
         book = LadderBook(db)
         book.enter(ladder, bot)
         out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
-        for other, folder in _folder_sharers(book, ladder, bot):
+        for other, shared in _folder_sharers(book, ladder, bot):
             err.print(printable(
-                f"warning: {bot.name} and {other} run from one folder tree ({folder}), so "
+                f"warning: {bot.name} and {other} run from one folder tree ({shared}), so "
                 f"each may read the other's files (a bot's own folder is that of the first "
                 f"file its command names): give {bot.name} a folder of its own"
             ), style="yellow", markup=False, highlight=False)
@@ -189,17 +205,30 @@ def add(name: str, version: str, command: str | None, token: str | None,
         fail(str(exc))
 
 
+def _env_table(items: tuple[str, ...]) -> dict[str, str]:
+    """`--env NAME=VALUE` options as a `[[bot]] env` table (its rules: config.parse_bot)."""
+    table: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--env: NAME=VALUE, got {item!r}")
+        table[key] = value
+    return table
+
+
 def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple[str, Path]]:
     """The other active bots (by name: a bot's versions share its folder) whose own folder
-    is `bot`'s, or one inside the other (`launcher.shared_folders`), and that folder."""
+    (`dir`, else its program's) is `bot`'s, or one inside the other, unless both set `dir`
+    (`launcher.shared_folders`, as a tournament warns), and that folder."""
     if not bot.command:
         return []
-    dirs = {e.bot.name: program_dir(e.bot.command, e.bot.cwd)
-            for e in book.entries(ladder)
+    bots = {e.bot.name: e.bot for e in book.entries(ladder)
             if e.retired_at is None and e.bot.command and e.bot.name != bot.name}
-    dirs[bot.name] = program_dir(bot.command, bot.cwd)
+    bots[bot.name] = bot
+    dirs = {name: b.dir or program_dir(b.command, b.cwd) for name, b in bots.items()}
+    explicit = [name for name, b in bots.items() if b.dir is not None]
     return sorted({(b if a == bot.name else a, folder)
-                   for a, b, folder in shared_folders(dirs) if bot.name in (a, b)})
+                   for a, b, folder in shared_folders(dirs, explicit) if bot.name in (a, b)})
 
 
 @click.command()

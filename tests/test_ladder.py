@@ -15,6 +15,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.tournament import parse_config, round_robin
+from arena.tournament.config import BotSpec
 from arena.tournament.ladder import parse_ladder_config
 from arena.tournament.ladder_book import LadderBook, make_bot
 from arena.tournament.ladder_ratings import SIGMA_WIDENING, line_of, rate, table_rows
@@ -53,6 +54,19 @@ def test_a_ladder_config_reads_versions_and_its_settings() -> None:
     ({**_ladder(), "bot": [{"name": "a", "token": "t"}, {"name": "a", "token": "u"}]},
      "bot[1]: 'a' is entered twice"),
     ({**_ladder(), "bot": [{"name": "a"}]}, "bot[0]: give exactly one of command"),
+    # a tournament's [[bot]] rules for protocol, dir and env (config.parse_bot)
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "protocol": "lines"}]},
+     "bot[0].protocol: must be one of grpc, stdio, got 'lines'"),
+    ({**_ladder(), "bot": [{"name": "a", "token": "t", "protocol": "stdio"}]},
+     'bot[0].protocol: "stdio" is for bots the referee launches'),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "dir": "no-such-folder"}]},
+     "bot[0].dir: folder "),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "env": {"A=B": "1"}}]},
+     "bot[0].env: variable name 'A=B' cannot contain '='"),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "env": {"A": 1}}]},
+     "bot[0].env: must be a table of strings"),
+    ({**_ladder(), "bot": [{"name": "a", "token": "t", "env": {"A": "1"}}]},
+     "bot[0]: dir and env are for bots with a command"),
 ])
 def test_a_bad_ladder_config_names_the_field(raw: dict[str, Any], message: str) -> None:
     """Each mistake in a ladder config is one line naming the field."""
@@ -62,15 +76,72 @@ def test_a_bad_ladder_config_names_the_field(raw: dict[str, Any], message: str) 
     assert "\n" not in str(caught.value)
 
 
+def test_a_ladder_bot_takes_a_tournaments_protocol_dir_and_env(tmp_path: Path) -> None:
+    """A ladder's [[bot]] is a tournament's plus `version` (README): `protocol = "stdio"`,
+    `dir` (relative to the config's folder) and `env` are read as a tournament reads them,
+    and the bot's spec launches it as a tournament would, behind the stdio adapter with its
+    folder and variables (an outside user's ladder refused them: "unknown field
+    'protocol'")."""
+    (tmp_path / "kit").mkdir()
+    raw = _ladder()
+    raw["bot"].append({"name": "c", "version": "1", "command": ["./bot"], "protocol": "stdio",
+                       "dir": "kit", "env": {"ARENA_BOT_SEED": "7"}})
+    config = parse_ladder_config(raw, base=tmp_path)
+    bot = config.bots[2]
+    assert (bot.protocol, bot.dir, bot.env) == ("stdio", tmp_path / "kit",
+                                                (("ARENA_BOT_SEED", "7"),))
+    spec = bot.spec()
+    assert (spec.name, spec.protocol, spec.dir, spec.env, spec.cwd) == (
+        "c@1", "stdio", tmp_path / "kit", (("ARENA_BOT_SEED", "7"),), tmp_path)
+    assert spec.launch_command == ("python", "-m", "arena.stdio", "--", "./bot")
+    assert config.bots[0].spec().protocol == "grpc"
+    assert config.bots[0].spec().dir is None
+
+
+def test_an_old_ladder_database_migrates_to_protocol_dir_and_env(tmp_path: Path) -> None:
+    """A database whose ladder tables predate protocol, dir and env (ladder schema version
+    1, with an entry) migrates when opened: its entry reads as a gRPC bot in its program's
+    folder without variables, the schema version is the latest, and a stdio entry with a
+    folder and variables is kept as entered, also after reopening."""
+    from arena.tournament.backend import migrate, open_backend
+    from arena.tournament.ladder_book import MIGRATIONS
+
+    database = tmp_path / "arena.db"
+    db = open_backend(database)
+    migrate(db, "ladder", MIGRATIONS[:1])
+    with db.transaction():
+        db.execute("INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, "
+                   "added_at) VALUES ('main', 'old', '1', '[\"./old\"]', '', ?, 1.0)",
+                   (str(tmp_path),))
+    db.close()
+    book = LadderBook(database)
+    [old] = book.entries("main")
+    assert old.bot == make_bot({"name": "old", "version": "1", "command": "./old"}, tmp_path,
+                               where="bot")
+    assert (old.bot.protocol, old.bot.dir, old.bot.env) == ("grpc", None, ())
+    assert book.db.version("ladder") == len(MIGRATIONS)
+    (tmp_path / "kit").mkdir()
+    stdio = make_bot({"name": "c", "command": "./bot", "protocol": "stdio", "dir": "kit",
+                      "env": {"B": "2", "A": "1"}}, tmp_path, where="bot")
+    book.enter("main", stdio)
+    book.close()
+    book = LadderBook(database)
+    assert [e.bot for e in book.entries("main")] == [old.bot, stdio]
+    assert stdio.env == (("A", "1"), ("B", "2"))
+    book.close()
+
+
 def test_the_ladder_tables_keep_entries_retirements_and_predecessors(tmp_path: Path) -> None:
     """In a real SQLite file: entering a version twice keeps one row, retiring by name
     retires every active version, a retired version stays retired when the config enters it
     again but comes back with `arena ladder add` (revive), and each version's predecessor is
     the same name's version entered before it."""
     book = LadderBook(tmp_path / "arena.db")
-    v1 = make_bot("bot", "1", ["python", "bot.py"], "", tmp_path, where="bot")
-    v2 = make_bot("bot", "2", ["python", "bot.py"], "", tmp_path, where="bot")
-    other = make_bot("other", "", "", "tok", tmp_path, where="bot")
+    v1 = make_bot({"name": "bot", "version": "1", "command": ["python", "bot.py"]}, tmp_path,
+                  where="bot")
+    v2 = make_bot({"name": "bot", "version": "2", "command": "python bot.py"}, tmp_path,
+                  where="bot")
+    other = make_bot({"name": "other", "token": "tok"}, tmp_path, where="bot")
     for bot in (v1, v1, v2, other):
         book.enter("main", bot)
     assert [e.bot.identity for e in book.entries("main")] == ["bot@1", "bot@2", "other"]
@@ -387,3 +458,41 @@ def test_every_ladder_command_reports_a_bad_config_in_one_error_line(tmp_path: P
             assert run.returncode == 2, (args, config, run.stderr)
             assert run.stderr.startswith(f"error: {message}"), (args, config, run.stderr)
             assert len(run.stderr.strip().splitlines()) == 1, (args, config, run.stderr)
+
+
+@pytest.mark.e2e
+def test_ladder_add_enters_a_stdio_bot_with_its_folder_and_variables(tmp_path: Path) -> None:
+    """`arena ladder add --stdio --dir DIR --env K=V` (repeatable) enters what a config's
+    `protocol = "stdio"`, `dir` and `env` would (DIR relative to the current folder), stored
+    with the entry; each misuse is one error line naming the option or field, exit 2, and
+    enters nothing."""
+    from test_e2e_support import arena
+
+    (tmp_path / "kit").mkdir()
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    db = ("--database", tmp_path / "arena.db")
+    refused = [
+        (("--stdio", "--token", "a-token-of-twenty-chars"),
+         'bot.protocol: "stdio" is for bots the referee launches'),
+        (("--command", "./bot", "--env", "SEED"), "--env: NAME=VALUE, got 'SEED'"),
+        (("--command", "./bot", "--env", "=1"), "bot.env: a variable name cannot be empty"),
+        (("--command", "./bot", "--dir", "nowhere"), "bot.dir: folder "),
+        (("--token", "a-token-of-twenty-chars", "--dir", "kit"),
+         "bot: dir and env are for bots with a command"),
+    ]
+    for args, message in refused:
+        run = arena("ladder", "add", "c", *args, *db, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert run.stderr.startswith(f"error: {message}"), (args, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1, (args, run.stderr)
+    run = arena("ladder", "add", "c", "--version", "1", "--stdio", "--command", "./bot",
+                "--dir", "kit", "--env", "B=2", "--env", "A=x=y", *db, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    book = LadderBook(tmp_path / "arena.db")
+    [entry] = book.entries("main")
+    book.close()
+    assert entry.bot.spec() == BotSpec(
+        name="c@1", command=("./bot",), cwd=tmp_path, protocol="stdio", dir=tmp_path / "kit",
+        env=(("A", "x=y"), ("B", "2")))
