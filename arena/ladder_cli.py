@@ -6,6 +6,7 @@ service's commands live beside each other.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
 from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
-from arena.tournament.ladder_book import LadderBook, LadderBot, find_ladder, make_bot
+from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
 from arena.tournament.launcher import program_dir, shared_folders
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
@@ -189,8 +190,8 @@ def add(name: str, version: str, command: str | None, token: str | None, stdio: 
             entry["env"] = _env_table(env)
         bot = make_bot(entry, Path.cwd(), where="bot")
         book = LadderBook(db)
-        book.enter(ladder, bot)
-        out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
+        before = book.enter(ladder, bot)
+        out.print(printable(_entered(ladder, bot, before)), markup=False, highlight=False)
         for other, shared in _folder_sharers(book, ladder, bot):
             err.print(printable(
                 f"warning: {bot.name} and {other} run from one folder tree ({shared}), so "
@@ -203,6 +204,43 @@ def add(name: str, version: str, command: str | None, token: str | None, stdio: 
                       "more random characters", style="yellow", markup=False, highlight=False)
     except ArenaError as exc:
         fail(str(exc))
+
+
+def _entered(ladder: str, bot: LadderBot, before: Entry | None) -> str:
+    """What `arena ladder add` did: entered a new version, re-entered a retired one, updated
+    one (what changed), or nothing (the same entry, active)."""
+    if before is None:
+        return f"entered {bot.identity} in ladder {ladder}"
+    again = " (it was retired)" if before.retired_at is not None else ""
+    changes = _changes(before.bot, bot)
+    if changes:
+        return f"updated {bot.identity} in ladder {ladder}{again}: {'; '.join(changes)}"
+    if again:
+        return f"re-entered {bot.identity} in ladder {ladder}{again}"
+    return f"{bot.identity} is already entered in ladder {ladder}, unchanged"
+
+
+def _changes(old: LadderBot, new: LadderBot) -> list[str]:
+    """How `new` differs from `old`, field by field (a token is never shown)."""
+
+    def how(bot: LadderBot) -> str:
+        return shlex.join(bot.command) if bot.command else "none (remote, with a token)"
+
+    def env(bot: LadderBot) -> str:
+        return " ".join(f"{k}={v}" for k, v in bot.env) or "none"
+
+    def folder(bot: LadderBot) -> str:
+        return str(bot.dir) if bot.dir is not None else "its program's folder"
+
+    changes = [f"{what} {now} (was {was})" for what, now, was in (
+        ("command", how(new), how(old)), ("protocol", new.protocol, old.protocol),
+        ("dir", folder(new), folder(old)), ("env", env(new), env(old)),
+    ) if now != was]
+    if new.token and old.token and new.token != old.token:
+        changes.append("token changed")
+    if new.command and old.command and new.cwd != old.cwd:
+        changes.append(f"run from {new.cwd} (was {old.cwd})")
+    return changes
 
 
 def _env_table(items: tuple[str, ...]) -> dict[str, str]:

@@ -496,3 +496,48 @@ def test_ladder_add_enters_a_stdio_bot_with_its_folder_and_variables(tmp_path: P
     assert entry.bot.spec() == BotSpec(
         name="c@1", command=("./bot",), cwd=tmp_path, protocol="stdio", dir=tmp_path / "kit",
         env=(("A", "x=y"), ("B", "2")))
+
+
+@pytest.mark.e2e
+def test_ladder_add_says_whether_it_entered_updated_or_changed_nothing(tmp_path: Path) -> None:
+    """`arena ladder add` of a version already entered says what happened (it said
+    `entered NAME` every time): "updated NAME ...: command B (was A)" when the entry changed
+    (what changed, a token never shown), "NAME is already entered ..., unchanged" when the
+    same — also for a bot the config entered, added from the config's folder — and
+    "re-entered" for a retired one."""
+    from test_e2e_support import arena
+
+    from arena.tournament.ladder import load_ladder_config
+
+    config = tmp_path / "ladder.toml"
+    config.write_text('[ladder]\nname = "main"\ndatabase = "arena.db"\n\n[[bot]]\n'
+                      'name = "cfg"\ncommand = "python cfg.py"\n', encoding="utf-8")
+    book = LadderBook(tmp_path / "arena.db")
+    for bot in load_ladder_config(config).bots:  # as `arena ladder serve` enters them
+        book.enter("main", bot, revive=False)
+    book.close()
+    steps = [
+        (("cfg", "--command", "python cfg.py"),
+         "cfg is already entered in ladder main, unchanged"),
+        (("cfg", "--command", "python cfg2.py"),
+         "updated cfg in ladder main: command python cfg2.py (was python cfg.py)"),
+        (("x", "--token", "first-token-0123456789"), "entered x in ladder main"),
+        (("x", "--token", "first-token-0123456789"),
+         "x is already entered in ladder main, unchanged"),
+        (("x", "--token", "other-token-0123456789"), "updated x in ladder main: token changed"),
+        (("x", "--command", "./x", "--stdio", "--env", "K=v"),
+         "updated x in ladder main: command ./x (was none (remote, with a token)); "
+         "protocol stdio (was grpc); env K=v (was none)"),
+    ]
+    for args, said in steps:
+        run = arena("ladder", "add", *args, "--config", config, cwd=tmp_path)
+        assert run.returncode == 0, (args, run.stderr)
+        assert run.stdout.strip() == said, (args, run.stdout)
+    assert arena("ladder", "retire", "x", "--config", config, cwd=tmp_path).returncode == 0
+    again = arena("ladder", "add", "x", "--command", "./x", "--stdio", "--env", "K=v",
+                  "--config", config, cwd=tmp_path)
+    assert again.stdout.strip() == "re-entered x in ladder main (it was retired)", again.stdout
+    book = LadderBook(tmp_path / "arena.db")
+    commands = {e.bot.identity: e.bot.command for e in book.entries("main")}
+    book.close()
+    assert commands == {"cfg": ("python", "cfg2.py"), "x": ("./x",)}

@@ -139,6 +139,16 @@ class Entry:
     retired_at: float | None
 
 
+_ENTRY_COLUMNS = "name, version, command, token, cwd, protocol, dir, env, added_at, retired_at"
+
+
+def _entry(r: Any) -> Entry:
+    """An `Entry` from a row of `_ENTRY_COLUMNS`."""
+    bot = LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4]), r[5],
+                    None if r[6] is None else Path(r[6]), tuple(sorted(json.loads(r[7]).items())))
+    return Entry(bot, r[8], r[9])
+
+
 class LadderBook:
     """The ladder's own tables, in the store's database (its own connection)."""
 
@@ -169,10 +179,14 @@ class LadderBook:
                 (ladder, json.dumps(settings, sort_keys=True)),
             )
 
-    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> None:
-        """Enter (or update) a bot version. `revive`: a retired one comes back."""
+    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> Entry | None:
+        """Enter (or update) a bot version. `revive`: a retired one comes back. Returns its
+        entry as it was before (None: it is new)."""
         retired = "NULL" if revive else "ladder_bots.retired_at"
         with self.db.transaction():
+            row = self.db.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM ladder_bots WHERE ladder = ? AND name = ? "
+                "AND version = ?", (ladder, bot.name, bot.version)).fetchone()
             if bot.token:  # one connection would play both bots' seats
                 twin = self.db.execute(
                     "SELECT name, version FROM ladder_bots WHERE ladder = ? AND token = ? "
@@ -192,6 +206,7 @@ class LadderBook:
                  str(bot.cwd), bot.protocol, None if bot.dir is None else str(bot.dir),
                  json.dumps(dict(bot.env)), time.time()),
             )
+        return None if row is None else _entry(row)
 
     def retire(self, ladder: str, name: str, version: str | None) -> list[str]:
         """Retire `name` (one version, or all); return the identities retired now."""
@@ -213,15 +228,9 @@ class LadderBook:
     def entries(self, ladder: str) -> list[Entry]:
         """Every bot version ever entered, in the order entered."""
         rows = self.db.execute(
-            "SELECT name, version, command, token, cwd, protocol, dir, env, added_at, "
-            "retired_at FROM ladder_bots WHERE ladder = ? ORDER BY added_at, name, version",
-            (ladder,))
-        return [
-            Entry(LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4]), r[5],
-                            None if r[6] is None else Path(r[6]),
-                            tuple(sorted(json.loads(r[7]).items()))), r[8], r[9])
-            for r in rows
-        ]
+            f"SELECT {_ENTRY_COLUMNS} FROM ladder_bots WHERE ladder = ? "
+            "ORDER BY added_at, name, version", (ladder,))
+        return [_entry(r) for r in rows]
 
     def predecessors(self, ladder: str) -> dict[str, str]:
         """Each version's predecessor: the same name's version entered just before it."""
