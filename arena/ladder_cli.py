@@ -55,23 +55,28 @@ def _target(config: Path | None, database: Target, ladder: str | None) -> tuple[
 
 def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
                 include: tuple[str, ...]) -> None:
-    """Print the ladder table per variant played and overall (rank, bot@version, mu, sigma,
-    mu - k*sigma, games, faults)."""
+    """Print the ladder table per variant played and overall, or only the variants of
+    `only` (rank, bot@version, mu, sigma, mu - k*sigma, games, faults, retired)."""
     out, _, fail = _consoles()
     book = LadderBook(database)
     settings = book.settings(ladder) or {}
     k = float(settings.get("k", 3.0))
     min_games = int(settings.get("min_games", 10))
     inherit = book.predecessors(ladder) if settings.get("inherit", True) else {}
+    retired = {e.bot.identity for e in book.entries(ladder) if e.retired_at is not None}
     rows = book.matches(ladder, include)
     chosen = {find_variant(v).name for v in only}
     if chosen:
         rows = [r for r in rows if r.variant in chosen]
     played = sorted({r.variant for r in rows})
+    titles = [(v, v) for v in played] + ([] if chosen else [("overall", None)])
     tables: dict[str, list[dict[str, object]]] = {}
-    for title, variant in [*((v, v) for v in played), ("overall", None)]:
+    for title, variant in titles:
         lines = rate(rows, variant=variant, predecessors=inherit)
-        tables[f"ladder {ladder}: {title}"] = table_rows(lines.values(), k, min_games)
+        table_data = table_rows(lines.values(), k, min_games)
+        for line in table_data:
+            line["retired"] = line["bot"] in retired
+        tables[f"ladder {ladder}: {title}"] = table_data
     if not rows:
         fail(f"no matches of ladder {ladder!r} in {database} yet")
     if fmt == "json":
@@ -86,19 +91,21 @@ def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
         else:
             table = Table(title=title, title_justify="left")
             for name in ("#", "bot", "mu", "sigma", f"mu-{k:g}sigma", "games", "won", "lost",
-                         "faults"):
-                table.add_column(name, justify="left" if name == "bot" else "right",
+                         "faults", "retired"):
+                table.add_column(name, justify="left" if name in ("bot", "retired") else "right",
                                  no_wrap=name == "bot")
             for r in table_data:
                 table.add_row(
                     "-" if r["rank"] is None else str(r["rank"]),
                     escape(" ".join(printable(str(r["bot"])).split())),  # one line, no codes
                     f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['conservative']:.2f}",
-                    str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]))
+                    str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]),
+                    "yes" if r["retired"] else "")
             out.print(table)
     if fmt == "table":
         out.print(f"OpenSkill (Plackett-Luce) ratings; ranked by mu - {k:g}*sigma once a bot "
-                  f"has {min_games} games (\"-\": not yet).")
+                  f"has {min_games} games (\"-\": not yet); retired versions get no new "
+                  "games.")
 
 
 def register(main: click.Group, ladder: click.Group) -> None:
@@ -297,7 +304,8 @@ def retire(name: str, version: str | None, config: Path | None, database: Target
 @_CONFIG
 @_DATABASE
 @_LADDER
-@click.option("--variant", "only", multiple=True, help="Only these variants (repeatable).")
+@click.option("--variant", "only", multiple=True,
+              help="Only these variants' tables (repeatable; no overall table).")
 @click.option("--include", multiple=True,
               help="Also rate the matches of these tournaments (patterns: 'match-*' takes "
               "ad-hoc `arena match` results), which stay out otherwise.")
@@ -305,7 +313,8 @@ def retire(name: str, version: str | None, config: Path | None, database: Target
               show_default=True, help="A rich table, or data: JSON, CSV or Markdown.")
 def show(config: Path | None, database: Target, ladder_name: str | None, only: tuple[str, ...],
          include: tuple[str, ...], fmt: str) -> None:
-    """Print a ladder: rank, bot@version, mu, sigma, mu - k*sigma, games, faults."""
+    """Print a ladder, per variant and overall: rank, bot@version, mu, sigma, mu - k*sigma,
+    games, faults, and whether the version is retired."""
     _, _, fail = _consoles()
     try:
         db, ladder = _target(config, database, ladder_name)

@@ -541,3 +541,76 @@ def test_ladder_add_says_whether_it_entered_updated_or_changed_nothing(tmp_path:
     commands = {e.bot.identity: e.bot.command for e in book.entries("main")}
     book.close()
     assert commands == {"cfg": ("python", "cfg2.py"), "x": ("./x",)}
+
+
+def _store_ladder_match(database: Path, number: int, variant: str, bot0: str, bot1: str) -> None:
+    """A finished ladder match of `main` (bot0 won), as the service stores it."""
+    with closing(sqlite3.connect(database)) as db, db:
+        db.execute("INSERT OR IGNORE INTO tournaments(name, config, started_at) "
+                   "VALUES ('main', '{}', 0)")
+        db.execute(
+            "INSERT INTO matches(id, tournament, variant, options, seed, bot0, bot1, "
+            "termination, winner_bot, points0, points1, games0, games1, strikes, decisions, "
+            "started_at, finished_at, seat_bots) VALUES (?, 'main', ?, '{}', 1, ?, ?, "
+            "'normal', 0, 12, 0, 1, 0, '[0, 0]', 10, 0, 0, ?)",
+            (f"main:{number:07d}:{variant}:{bot0}-{bot1}:0", variant, bot0, bot1,
+             json.dumps([bot0, bot1])))
+
+
+@pytest.mark.e2e
+def test_ladder_show_marks_retired_versions_and_shows_only_the_variants_asked(
+    tmp_path: Path,
+) -> None:
+    """`arena ladder show` after `arena ladder retire`: the retired version is marked (a
+    "retired" column in the table, `retired: true` in JSON, CSV and Markdown; the others
+    false), the JSON keys stay the tables' titles with their "standings"; `--variant X`
+    prints X's table only, without the "overall" one (it printed both)."""
+    from test_e2e_support import arena
+
+    database = tmp_path / "arena.db"
+    book = LadderBook(database)
+    book.save_settings("main", {"k": 3, "min_games": 1})
+    for name, version in (("a", ""), ("b", "1"), ("b", "2")):
+        book.enter("main", make_bot({"name": name, "version": version, "command": "./x"},
+                                    tmp_path, where="bot"))
+    book.close()
+    _store_ladder_match(database, 1, "mineiro-1v1", "a", "b@1")
+    _store_ladder_match(database, 2, "argentine-1v1", "b@2", "a")
+    db = ("--database", database)
+    assert arena("ladder", "retire", "b", "--version", "1", *db, cwd=tmp_path).returncode == 0
+
+    run = arena("ladder", "show", *db, "--format", "json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    tables = json.loads(run.stdout)
+    assert list(tables) == ["ladder main: argentine-1v1", "ladder main: mineiro-1v1",
+                            "ladder main: overall"]
+    overall = {line["bot"]: line for line in tables["ladder main: overall"]["standings"]}
+    assert {bot: line["retired"] for bot, line in overall.items()} == {
+        "a": False, "b@1": True, "b@2": False}
+    assert list(overall["a"]) == ["rank", "bot", "mu", "sigma", "conservative", "games", "won",
+                                  "lost", "faults", "retired"]
+
+    csv_text = arena("ladder", "show", *db, "--format", "csv", cwd=tmp_path).stdout
+    assert "faults,retired" in csv_text
+    assert ",b@1," in csv_text
+    assert [line.endswith(",True") for line in csv_text.splitlines() if ",b@1," in line] == [
+        True, True]
+    markdown = arena("ladder", "show", *db, "--format", "markdown", cwd=tmp_path).stdout
+    assert "| faults | retired |" in markdown
+    assert [line.endswith("| True |") for line in markdown.splitlines() if "| b@1 |" in line] == [
+        True, True]
+    table = arena("ladder", "show", *db, cwd=tmp_path).stdout
+    marked = [line for line in table.splitlines() if "b@" in line]
+    assert marked
+    assert all(line.rstrip(" │|").endswith("yes") == ("b@1" in line) for line in marked), table
+
+    for fmt in ("json", "table"):
+        only = arena("ladder", "show", *db, "--variant", "mineiro-1v1", "--format", fmt,
+                     cwd=tmp_path)
+        assert only.returncode == 0, only.stderr
+        assert "ladder main: mineiro-1v1" in only.stdout
+        assert "overall" not in only.stdout, only.stdout
+        assert "argentine" not in only.stdout, only.stdout
+    bare = arena("ladder", "--database", database, "--variant", "mineiro-1v1", "--format",
+                 "json", cwd=tmp_path)
+    assert list(json.loads(bare.stdout)) == ["ladder main: mineiro-1v1"], bare.stdout
