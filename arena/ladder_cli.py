@@ -6,6 +6,7 @@ service's commands live beside each other.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
 from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
-from arena.tournament.ladder_book import LadderBook, LadderBot, find_ladder, make_bot
+from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
 from arena.tournament.launcher import program_dir, shared_folders
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
@@ -54,23 +55,28 @@ def _target(config: Path | None, database: Target, ladder: str | None) -> tuple[
 
 def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
                 include: tuple[str, ...]) -> None:
-    """Print the ladder table per variant played and overall (rank, bot@version, mu, sigma,
-    mu - k*sigma, games, faults)."""
+    """Print the ladder table per variant played and overall, or only the variants of
+    `only` (rank, bot@version, mu, sigma, mu - k*sigma, games, faults, retired)."""
     out, _, fail = _consoles()
     book = LadderBook(database)
     settings = book.settings(ladder) or {}
     k = float(settings.get("k", 3.0))
     min_games = int(settings.get("min_games", 10))
     inherit = book.predecessors(ladder) if settings.get("inherit", True) else {}
+    retired = {e.bot.identity for e in book.entries(ladder) if e.retired_at is not None}
     rows = book.matches(ladder, include)
     chosen = {find_variant(v).name for v in only}
     if chosen:
         rows = [r for r in rows if r.variant in chosen]
     played = sorted({r.variant for r in rows})
+    titles = [(v, v) for v in played] + ([] if chosen else [("overall", None)])
     tables: dict[str, list[dict[str, object]]] = {}
-    for title, variant in [*((v, v) for v in played), ("overall", None)]:
+    for title, variant in titles:
         lines = rate(rows, variant=variant, predecessors=inherit)
-        tables[f"ladder {ladder}: {title}"] = table_rows(lines.values(), k, min_games)
+        table_data = table_rows(lines.values(), k, min_games)
+        for line in table_data:
+            line["retired"] = line["bot"] in retired
+        tables[f"ladder {ladder}: {title}"] = table_data
     if not rows:
         fail(f"no matches of ladder {ladder!r} in {database} yet")
     if fmt == "json":
@@ -85,19 +91,21 @@ def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
         else:
             table = Table(title=title, title_justify="left")
             for name in ("#", "bot", "mu", "sigma", f"mu-{k:g}sigma", "games", "won", "lost",
-                         "faults"):
-                table.add_column(name, justify="left" if name == "bot" else "right",
+                         "faults", "retired"):
+                table.add_column(name, justify="left" if name in ("bot", "retired") else "right",
                                  no_wrap=name == "bot")
             for r in table_data:
                 table.add_row(
                     "-" if r["rank"] is None else str(r["rank"]),
                     escape(" ".join(printable(str(r["bot"])).split())),  # one line, no codes
                     f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['conservative']:.2f}",
-                    str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]))
+                    str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]),
+                    "yes" if r["retired"] else "")
             out.print(table)
     if fmt == "table":
         out.print(f"OpenSkill (Plackett-Luce) ratings; ranked by mu - {k:g}*sigma once a bot "
-                  f"has {min_games} games (\"-\": not yet).")
+                  f"has {min_games} games (\"-\": not yet); retired versions get no new "
+                  "games.")
 
 
 def register(main: click.Group, ladder: click.Group) -> None:
@@ -112,7 +120,8 @@ def register(main: click.Group, ladder: click.Group) -> None:
 _DATABASE = click.option("--database", type=DATABASE, default="arena.db", show_default=True,
                          help="The ladder's database, a file or a postgresql:// URL (or give "
                          "--config).")
-_CONFIG = click.option("--config", type=click.Path(exists=True, path_type=Path),
+# Not click.Path(exists=True): its multi-line usage error; load_ladder_config says in one line.
+_CONFIG = click.option("--config", type=click.Path(path_type=Path),
                        help="The ladder's config (names its database and the ladder).")
 _LADDER = click.option("--ladder", "ladder_name",
                        help="Which ladder of the database (default: its only one).")
@@ -160,23 +169,39 @@ def _ignore_signal(_signum: int, _frame: object) -> None:
 @click.option("--version", "version", default="", help="The version (a separate identity).")
 @click.option("--command", help="The command line the ladder launches (one process per seat).")
 @click.option("--token", help="The token a remote bot connects with.")
+@click.option("--stdio", is_flag=True,
+              help="The command speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
+@click.option("--dir", "folder", help="The bot's own folder, readable in its sandbox "
+              "(default: that of the first file its command names).")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
+              help="An environment variable for the bot (repeatable).")
 @_CONFIG
 @_DATABASE
 @_LADDER
-def add(name: str, version: str, command: str | None, token: str | None,
-        config: Path | None, database: Target, ladder_name: str | None) -> None:
+def add(name: str, version: str, command: str | None, token: str | None, stdio: bool,
+        folder: str | None, env: tuple[str, ...], config: Path | None, database: Target,
+        ladder_name: str | None) -> None:
     """Enter bot NAME (at --version) in a ladder, running or not: it gets games from the
-    ladder's next poll. A retired version comes back."""
+    ladder's next poll. A retired version comes back. --command, --stdio, --dir and --env
+    are a config's [[bot]] command, protocol = "stdio", dir and env."""
     out, err, fail = _consoles()
     try:
         db, ladder = _target(config, database, ladder_name)
-        bot = make_bot(name, version, command or [], token or "", Path.cwd(), where="bot")
+        entry: dict[str, object] = {"name": name, "version": version,
+                                    "command": command or [], "token": token or ""}
+        if stdio:
+            entry["protocol"] = "stdio"
+        if folder is not None:
+            entry["dir"] = folder
+        if env:
+            entry["env"] = _env_table(env)
+        bot = make_bot(entry, Path.cwd(), where="bot")
         book = LadderBook(db)
-        book.enter(ladder, bot)
-        out.print(f"entered {bot.identity} in ladder {ladder}", markup=False, highlight=False)
-        for other, folder in _folder_sharers(book, ladder, bot):
+        before = book.enter(ladder, bot)
+        out.print(printable(_entered(ladder, bot, before)), markup=False, highlight=False)
+        for other, shared in _folder_sharers(book, ladder, bot):
             err.print(printable(
-                f"warning: {bot.name} and {other} run from one folder tree ({folder}), so "
+                f"warning: {bot.name} and {other} run from one folder tree ({shared}), so "
                 f"each may read the other's files (a bot's own folder is that of the first "
                 f"file its command names): give {bot.name} a folder of its own"
             ), style="yellow", markup=False, highlight=False)
@@ -188,17 +213,67 @@ def add(name: str, version: str, command: str | None, token: str | None,
         fail(str(exc))
 
 
+def _entered(ladder: str, bot: LadderBot, before: Entry | None) -> str:
+    """What `arena ladder add` did: entered a new version, re-entered a retired one, updated
+    one (what changed), or nothing (the same entry, active)."""
+    if before is None:
+        return f"entered {bot.identity} in ladder {ladder}"
+    again = " (it was retired)" if before.retired_at is not None else ""
+    changes = _changes(before.bot, bot)
+    if changes:
+        return f"updated {bot.identity} in ladder {ladder}{again}: {'; '.join(changes)}"
+    if again:
+        return f"re-entered {bot.identity} in ladder {ladder}{again}"
+    return f"{bot.identity} is already entered in ladder {ladder}, unchanged"
+
+
+def _changes(old: LadderBot, new: LadderBot) -> list[str]:
+    """How `new` differs from `old`, field by field (a token is never shown)."""
+
+    def how(bot: LadderBot) -> str:
+        return shlex.join(bot.command) if bot.command else "none (remote, with a token)"
+
+    def env(bot: LadderBot) -> str:
+        return " ".join(f"{k}={v}" for k, v in bot.env) or "none"
+
+    def folder(bot: LadderBot) -> str:
+        return str(bot.dir) if bot.dir is not None else "its program's folder"
+
+    changes = [f"{what} {now} (was {was})" for what, now, was in (
+        ("command", how(new), how(old)), ("protocol", new.protocol, old.protocol),
+        ("dir", folder(new), folder(old)), ("env", env(new), env(old)),
+    ) if now != was]
+    if new.token and old.token and new.token != old.token:
+        changes.append("token changed")
+    if new.command and old.command and new.cwd != old.cwd:
+        changes.append(f"run from {new.cwd} (was {old.cwd})")
+    return changes
+
+
+def _env_table(items: tuple[str, ...]) -> dict[str, str]:
+    """`--env NAME=VALUE` options as a `[[bot]] env` table (its rules: config.parse_bot)."""
+    table: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--env: NAME=VALUE, got {item!r}")
+        table[key] = value
+    return table
+
+
 def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple[str, Path]]:
     """The other active bots (by name: a bot's versions share its folder) whose own folder
-    is `bot`'s, or one inside the other (`launcher.shared_folders`), and that folder."""
+    (`dir`, else its program's) is `bot`'s, or one inside the other, unless both set `dir`
+    (`launcher.shared_folders`, as a tournament warns), and that folder."""
     if not bot.command:
         return []
-    dirs = {e.bot.name: program_dir(e.bot.command, e.bot.cwd)
-            for e in book.entries(ladder)
+    bots = {e.bot.name: e.bot for e in book.entries(ladder)
             if e.retired_at is None and e.bot.command and e.bot.name != bot.name}
-    dirs[bot.name] = program_dir(bot.command, bot.cwd)
+    bots[bot.name] = bot
+    dirs = {name: b.dir or program_dir(b.command, b.cwd) for name, b in bots.items()}
+    explicit = [name for name, b in bots.items() if b.dir is not None]
     return sorted({(b if a == bot.name else a, folder)
-                   for a, b, folder in shared_folders(dirs) if bot.name in (a, b)})
+                   for a, b, folder in shared_folders(dirs, explicit) if bot.name in (a, b)})
 
 
 @click.command()
@@ -229,7 +304,8 @@ def retire(name: str, version: str | None, config: Path | None, database: Target
 @_CONFIG
 @_DATABASE
 @_LADDER
-@click.option("--variant", "only", multiple=True, help="Only these variants (repeatable).")
+@click.option("--variant", "only", multiple=True,
+              help="Only these variants' tables (repeatable; no overall table).")
 @click.option("--include", multiple=True,
               help="Also rate the matches of these tournaments (patterns: 'match-*' takes "
               "ad-hoc `arena match` results), which stay out otherwise.")
@@ -237,7 +313,8 @@ def retire(name: str, version: str | None, config: Path | None, database: Target
               show_default=True, help="A rich table, or data: JSON, CSV or Markdown.")
 def show(config: Path | None, database: Target, ladder_name: str | None, only: tuple[str, ...],
          include: tuple[str, ...], fmt: str) -> None:
-    """Print a ladder: rank, bot@version, mu, sigma, mu - k*sigma, games, faults."""
+    """Print a ladder, per variant and overall: rank, bot@version, mu, sigma, mu - k*sigma,
+    games, faults, and whether the version is retired."""
     _, _, fail = _consoles()
     try:
         db, ladder = _target(config, database, ladder_name)

@@ -19,6 +19,7 @@ import pytest
 from test_e2e_support import (
     ARENA,
     HEURISTIC_BOT,
+    REPO,
     SAMPLE_BOTS,
     arena,
     bot_cmd,
@@ -342,3 +343,70 @@ def test_a_remote_bot_in_another_language_enters_the_running_ladder_with_a_token
     whole = [seeds for seeds in pairs.values() if len(seeds) == 2]
     assert whole, pairs
     assert all(first != second for first, second in whole), pairs
+
+
+C_KIT = SAMPLE_BOTS / "c_random" / "bot"
+LINER = """\
+import os, sys
+print(f"liner: GREETING={os.environ.get('GREETING')}", file=sys.stderr, flush=True)
+for line in sys.stdin:  # docs/stdio.md: answer every decision with an index of `legal`
+    if line.startswith("decision "):
+        print("action 0", flush=True)
+"""
+
+
+def c_kit() -> Path:
+    """The C starter kit (docs/stdio.md), built by the Makefile when missing or stale."""
+    run = subprocess.run(["make", "--no-print-directory", str(C_KIT.relative_to(REPO))],
+                         cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, f"building the C kit failed:\n{run.stdout}\n{run.stderr}"
+    return C_KIT
+
+
+def test_stdio_bots_from_the_config_and_from_ladder_add_play_the_ladder(tmp_path: Path) -> None:
+    """A stdio bot in a real ladder (an outside user's could not enter one): the C starter
+    kit from the config (`protocol = "stdio"`, `dir`, `env`) and a Python script speaking
+    the line protocol entered while the ladder runs with `arena ladder add --stdio --dir
+    --env` both play against a gRPC bot behind the adapter, as in a tournament; every
+    match of theirs is stored with a normal ending, `arena ladder show` rates them, and the
+    script's seat log shows the variable it was given."""
+    kit = c_kit()
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal")}, concurrency=2,
+                          min_games=1)
+    with config.open("a", encoding="utf-8") as text:
+        text.write(f'[[bot]]\nname = "c"\ncommand = [{_toml(str(kit))}]\nprotocol = "stdio"\n'
+                   f'dir = {_toml(str(kit.parent))}\nenv = {{ARENA_BOT_SEED = "7"}}\n')
+    (tmp_path / "liner").mkdir()
+    (tmp_path / "liner" / "liner.py").write_text(LINER, encoding="utf-8")
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for("a match of c", lambda: games_of(rows(database), "c") >= 1, proc, 120)
+        added = arena("ladder", "add", "liner", "--version", "0.1", "--stdio", "--command",
+                      "python liner/liner.py", "--dir", "liner", "--env", "GREETING=hola",
+                      "--config", config, cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        wait_for("2 matches of liner@0.1 and of c",
+                 lambda: min(games_of(rows(database), b) for b in ("liner@0.1", "c")) >= 2,
+                 proc, 180)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, stderr
+    stored = rows(database)
+    for bot in ("c", "liner@0.1"):
+        mine = [r for r in stored if bot in (r["bot0"], r["bot1"])]
+        assert len(mine) >= 2, (bot, stored)
+        assert all(r["termination"] == "normal" for r in mine), [
+            (r["termination"], r["detail"]) for r in mine]
+    overall = {line["bot"]: line for line in show(tmp_path)["ladder main: overall"]}
+    assert overall["c"]["games"] == games_of(stored, "c")
+    assert overall["liner@0.1"]["games"] == games_of(stored, "liner@0.1")
+    logs = [p.read_text(encoding="utf-8") for p in (tmp_path / "logs").rglob("*.liner_0.1.log")]
+    assert len(logs) >= 2
+    assert all("liner: GREETING=hola" in log for log in logs), logs

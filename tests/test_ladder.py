@@ -15,6 +15,7 @@ import pytest
 
 from arena.errors import ConfigError
 from arena.tournament import parse_config, round_robin
+from arena.tournament.config import BotSpec
 from arena.tournament.ladder import parse_ladder_config
 from arena.tournament.ladder_book import LadderBook, make_bot
 from arena.tournament.ladder_ratings import SIGMA_WIDENING, line_of, rate, table_rows
@@ -53,6 +54,19 @@ def test_a_ladder_config_reads_versions_and_its_settings() -> None:
     ({**_ladder(), "bot": [{"name": "a", "token": "t"}, {"name": "a", "token": "u"}]},
      "bot[1]: 'a' is entered twice"),
     ({**_ladder(), "bot": [{"name": "a"}]}, "bot[0]: give exactly one of command"),
+    # a tournament's [[bot]] rules for protocol, dir and env (config.parse_bot)
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "protocol": "lines"}]},
+     "bot[0].protocol: must be one of grpc, stdio, got 'lines'"),
+    ({**_ladder(), "bot": [{"name": "a", "token": "t", "protocol": "stdio"}]},
+     'bot[0].protocol: "stdio" is for bots the referee launches'),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "dir": "no-such-folder"}]},
+     "bot[0].dir: folder "),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "env": {"A=B": "1"}}]},
+     "bot[0].env: variable name 'A=B' cannot contain '='"),
+    ({**_ladder(), "bot": [{"name": "a", "command": "./a", "env": {"A": 1}}]},
+     "bot[0].env: must be a table of strings"),
+    ({**_ladder(), "bot": [{"name": "a", "token": "t", "env": {"A": "1"}}]},
+     "bot[0]: dir and env are for bots with a command"),
 ])
 def test_a_bad_ladder_config_names_the_field(raw: dict[str, Any], message: str) -> None:
     """Each mistake in a ladder config is one line naming the field."""
@@ -62,15 +76,72 @@ def test_a_bad_ladder_config_names_the_field(raw: dict[str, Any], message: str) 
     assert "\n" not in str(caught.value)
 
 
+def test_a_ladder_bot_takes_a_tournaments_protocol_dir_and_env(tmp_path: Path) -> None:
+    """A ladder's [[bot]] is a tournament's plus `version` (README): `protocol = "stdio"`,
+    `dir` (relative to the config's folder) and `env` are read as a tournament reads them,
+    and the bot's spec launches it as a tournament would, behind the stdio adapter with its
+    folder and variables (an outside user's ladder refused them: "unknown field
+    'protocol'")."""
+    (tmp_path / "kit").mkdir()
+    raw = _ladder()
+    raw["bot"].append({"name": "c", "version": "1", "command": ["./bot"], "protocol": "stdio",
+                       "dir": "kit", "env": {"ARENA_BOT_SEED": "7"}})
+    config = parse_ladder_config(raw, base=tmp_path)
+    bot = config.bots[2]
+    assert (bot.protocol, bot.dir, bot.env) == ("stdio", tmp_path / "kit",
+                                                (("ARENA_BOT_SEED", "7"),))
+    spec = bot.spec()
+    assert (spec.name, spec.protocol, spec.dir, spec.env, spec.cwd) == (
+        "c@1", "stdio", tmp_path / "kit", (("ARENA_BOT_SEED", "7"),), tmp_path)
+    assert spec.launch_command == ("python", "-m", "arena.stdio", "--", "./bot")
+    assert config.bots[0].spec().protocol == "grpc"
+    assert config.bots[0].spec().dir is None
+
+
+def test_an_old_ladder_database_migrates_to_protocol_dir_and_env(tmp_path: Path) -> None:
+    """A database whose ladder tables predate protocol, dir and env (ladder schema version
+    1, with an entry) migrates when opened: its entry reads as a gRPC bot in its program's
+    folder without variables, the schema version is the latest, and a stdio entry with a
+    folder and variables is kept as entered, also after reopening."""
+    from arena.tournament.backend import migrate, open_backend
+    from arena.tournament.ladder_book import MIGRATIONS
+
+    database = tmp_path / "arena.db"
+    db = open_backend(database)
+    migrate(db, "ladder", MIGRATIONS[:1])
+    with db.transaction():
+        db.execute("INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, "
+                   "added_at) VALUES ('main', 'old', '1', '[\"./old\"]', '', ?, 1.0)",
+                   (str(tmp_path),))
+    db.close()
+    book = LadderBook(database)
+    [old] = book.entries("main")
+    assert old.bot == make_bot({"name": "old", "version": "1", "command": "./old"}, tmp_path,
+                               where="bot")
+    assert (old.bot.protocol, old.bot.dir, old.bot.env) == ("grpc", None, ())
+    assert book.db.version("ladder") == len(MIGRATIONS)
+    (tmp_path / "kit").mkdir()
+    stdio = make_bot({"name": "c", "command": "./bot", "protocol": "stdio", "dir": "kit",
+                      "env": {"B": "2", "A": "1"}}, tmp_path, where="bot")
+    book.enter("main", stdio)
+    book.close()
+    book = LadderBook(database)
+    assert [e.bot for e in book.entries("main")] == [old.bot, stdio]
+    assert stdio.env == (("A", "1"), ("B", "2"))
+    book.close()
+
+
 def test_the_ladder_tables_keep_entries_retirements_and_predecessors(tmp_path: Path) -> None:
     """In a real SQLite file: entering a version twice keeps one row, retiring by name
     retires every active version, a retired version stays retired when the config enters it
     again but comes back with `arena ladder add` (revive), and each version's predecessor is
     the same name's version entered before it."""
     book = LadderBook(tmp_path / "arena.db")
-    v1 = make_bot("bot", "1", ["python", "bot.py"], "", tmp_path, where="bot")
-    v2 = make_bot("bot", "2", ["python", "bot.py"], "", tmp_path, where="bot")
-    other = make_bot("other", "", "", "tok", tmp_path, where="bot")
+    v1 = make_bot({"name": "bot", "version": "1", "command": ["python", "bot.py"]}, tmp_path,
+                  where="bot")
+    v2 = make_bot({"name": "bot", "version": "2", "command": "python bot.py"}, tmp_path,
+                  where="bot")
+    other = make_bot({"name": "other", "token": "tok"}, tmp_path, where="bot")
     for bot in (v1, v1, v2, other):
         book.enter("main", bot)
     assert [e.bot.identity for e in book.entries("main")] == ["bot@1", "bot@2", "other"]
@@ -359,3 +430,187 @@ def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) ->
     taken = add("mallory", "--command", "python -c 'import runpy' alice/bot.py").stderr
     assert "warning: mallory and alice run from one folder tree" in " ".join(taken.split())
     assert "bob" not in taken
+
+
+@pytest.mark.e2e
+def test_every_ladder_command_reports_a_bad_config_in_one_error_line(tmp_path: Path) -> None:
+    """A ladder config that is missing, a folder, not UTF-8 or has a bad field is, for
+    `arena ladder serve` and for `add`, `retire` and `show --config`, one `error:` line and
+    exit 2, as a tournament's config is (an outside user saw click's multi-line
+    `Error: Invalid value for '--config'` from `--config`, and a traceback for a folder or a
+    file in Latin-1)."""
+    from test_e2e_support import arena
+
+    (tmp_path / "latin1.toml").write_bytes('[ladder]\nname = "espa\xf1a"\n'.encode("latin-1"))
+    (tmp_path / "bad.toml").write_text('[ladder]\nname = "main"\n\n[[bot]]\nname = "a"\n'
+                                       'command = "./a"\nspeed = 3\n', encoding="utf-8")
+    configs = {"missing.toml": "config file missing.toml does not exist",
+               ".": "config file . is a directory",
+               "latin1.toml": "config file latin1.toml: not UTF-8 text",
+               "bad.toml": "bot[0]: unknown field 'speed'"}
+    commands = [("serve",), ("add", "x", "--token", "a-token-of-twenty-chars", "--config"),
+                ("retire", "x", "--config"), ("show", "--config")]
+    for args in commands:
+        for config, message in configs.items():
+            if args != ("serve",) and config not in ("missing.toml", "latin1.toml"):
+                continue  # every command reads the config alike: two cases each suffice
+            run = arena("ladder", *args, config, cwd=tmp_path)
+            assert run.returncode == 2, (args, config, run.stderr)
+            assert run.stderr.startswith(f"error: {message}"), (args, config, run.stderr)
+            assert len(run.stderr.strip().splitlines()) == 1, (args, config, run.stderr)
+
+
+@pytest.mark.e2e
+def test_ladder_add_enters_a_stdio_bot_with_its_folder_and_variables(tmp_path: Path) -> None:
+    """`arena ladder add --stdio --dir DIR --env K=V` (repeatable) enters what a config's
+    `protocol = "stdio"`, `dir` and `env` would (DIR relative to the current folder), stored
+    with the entry; each misuse is one error line naming the option or field, exit 2, and
+    enters nothing."""
+    from test_e2e_support import arena
+
+    (tmp_path / "kit").mkdir()
+    book = LadderBook(tmp_path / "arena.db")
+    book.save_settings("main", {"k": 3})
+    book.close()
+    db = ("--database", tmp_path / "arena.db")
+    refused = [
+        (("--stdio", "--token", "a-token-of-twenty-chars"),
+         'bot.protocol: "stdio" is for bots the referee launches'),
+        (("--command", "./bot", "--env", "SEED"), "--env: NAME=VALUE, got 'SEED'"),
+        (("--command", "./bot", "--env", "=1"), "bot.env: a variable name cannot be empty"),
+        (("--command", "./bot", "--dir", "nowhere"), "bot.dir: folder "),
+        (("--token", "a-token-of-twenty-chars", "--dir", "kit"),
+         "bot: dir and env are for bots with a command"),
+    ]
+    for args, message in refused:
+        run = arena("ladder", "add", "c", *args, *db, cwd=tmp_path)
+        assert run.returncode == 2, (args, run.stdout, run.stderr)
+        assert run.stderr.startswith(f"error: {message}"), (args, run.stderr)
+        assert len(run.stderr.strip().splitlines()) == 1, (args, run.stderr)
+    run = arena("ladder", "add", "c", "--version", "1", "--stdio", "--command", "./bot",
+                "--dir", "kit", "--env", "B=2", "--env", "A=x=y", *db, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    book = LadderBook(tmp_path / "arena.db")
+    [entry] = book.entries("main")
+    book.close()
+    assert entry.bot.spec() == BotSpec(
+        name="c@1", command=("./bot",), cwd=tmp_path, protocol="stdio", dir=tmp_path / "kit",
+        env=(("A", "x=y"), ("B", "2")))
+
+
+@pytest.mark.e2e
+def test_ladder_add_says_whether_it_entered_updated_or_changed_nothing(tmp_path: Path) -> None:
+    """`arena ladder add` of a version already entered says what happened (it said
+    `entered NAME` every time): "updated NAME ...: command B (was A)" when the entry changed
+    (what changed, a token never shown), "NAME is already entered ..., unchanged" when the
+    same — also for a bot the config entered, added from the config's folder — and
+    "re-entered" for a retired one."""
+    from test_e2e_support import arena
+
+    from arena.tournament.ladder import load_ladder_config
+
+    config = tmp_path / "ladder.toml"
+    config.write_text('[ladder]\nname = "main"\ndatabase = "arena.db"\n\n[[bot]]\n'
+                      'name = "cfg"\ncommand = "python cfg.py"\n', encoding="utf-8")
+    book = LadderBook(tmp_path / "arena.db")
+    for bot in load_ladder_config(config).bots:  # as `arena ladder serve` enters them
+        book.enter("main", bot, revive=False)
+    book.close()
+    steps = [
+        (("cfg", "--command", "python cfg.py"),
+         "cfg is already entered in ladder main, unchanged"),
+        (("cfg", "--command", "python cfg2.py"),
+         "updated cfg in ladder main: command python cfg2.py (was python cfg.py)"),
+        (("x", "--token", "first-token-0123456789"), "entered x in ladder main"),
+        (("x", "--token", "first-token-0123456789"),
+         "x is already entered in ladder main, unchanged"),
+        (("x", "--token", "other-token-0123456789"), "updated x in ladder main: token changed"),
+        (("x", "--command", "./x", "--stdio", "--env", "K=v"),
+         "updated x in ladder main: command ./x (was none (remote, with a token)); "
+         "protocol stdio (was grpc); env K=v (was none)"),
+    ]
+    for args, said in steps:
+        run = arena("ladder", "add", *args, "--config", config, cwd=tmp_path)
+        assert run.returncode == 0, (args, run.stderr)
+        assert run.stdout.strip() == said, (args, run.stdout)
+    assert arena("ladder", "retire", "x", "--config", config, cwd=tmp_path).returncode == 0
+    again = arena("ladder", "add", "x", "--command", "./x", "--stdio", "--env", "K=v",
+                  "--config", config, cwd=tmp_path)
+    assert again.stdout.strip() == "re-entered x in ladder main (it was retired)", again.stdout
+    book = LadderBook(tmp_path / "arena.db")
+    commands = {e.bot.identity: e.bot.command for e in book.entries("main")}
+    book.close()
+    assert commands == {"cfg": ("python", "cfg2.py"), "x": ("./x",)}
+
+
+def _store_ladder_match(database: Path, number: int, variant: str, bot0: str, bot1: str) -> None:
+    """A finished ladder match of `main` (bot0 won), as the service stores it."""
+    with closing(sqlite3.connect(database)) as db, db:
+        db.execute("INSERT OR IGNORE INTO tournaments(name, config, started_at) "
+                   "VALUES ('main', '{}', 0)")
+        db.execute(
+            "INSERT INTO matches(id, tournament, variant, options, seed, bot0, bot1, "
+            "termination, winner_bot, points0, points1, games0, games1, strikes, decisions, "
+            "started_at, finished_at, seat_bots) VALUES (?, 'main', ?, '{}', 1, ?, ?, "
+            "'normal', 0, 12, 0, 1, 0, '[0, 0]', 10, 0, 0, ?)",
+            (f"main:{number:07d}:{variant}:{bot0}-{bot1}:0", variant, bot0, bot1,
+             json.dumps([bot0, bot1])))
+
+
+@pytest.mark.e2e
+def test_ladder_show_marks_retired_versions_and_shows_only_the_variants_asked(
+    tmp_path: Path,
+) -> None:
+    """`arena ladder show` after `arena ladder retire`: the retired version is marked (a
+    "retired" column in the table, `retired: true` in JSON, CSV and Markdown; the others
+    false), the JSON keys stay the tables' titles with their "standings"; `--variant X`
+    prints X's table only, without the "overall" one (it printed both)."""
+    from test_e2e_support import arena
+
+    database = tmp_path / "arena.db"
+    book = LadderBook(database)
+    book.save_settings("main", {"k": 3, "min_games": 1})
+    for name, version in (("a", ""), ("b", "1"), ("b", "2")):
+        book.enter("main", make_bot({"name": name, "version": version, "command": "./x"},
+                                    tmp_path, where="bot"))
+    book.close()
+    _store_ladder_match(database, 1, "mineiro-1v1", "a", "b@1")
+    _store_ladder_match(database, 2, "argentine-1v1", "b@2", "a")
+    db = ("--database", database)
+    assert arena("ladder", "retire", "b", "--version", "1", *db, cwd=tmp_path).returncode == 0
+
+    run = arena("ladder", "show", *db, "--format", "json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    tables = json.loads(run.stdout)
+    assert list(tables) == ["ladder main: argentine-1v1", "ladder main: mineiro-1v1",
+                            "ladder main: overall"]
+    overall = {line["bot"]: line for line in tables["ladder main: overall"]["standings"]}
+    assert {bot: line["retired"] for bot, line in overall.items()} == {
+        "a": False, "b@1": True, "b@2": False}
+    assert list(overall["a"]) == ["rank", "bot", "mu", "sigma", "conservative", "games", "won",
+                                  "lost", "faults", "retired"]
+
+    csv_text = arena("ladder", "show", *db, "--format", "csv", cwd=tmp_path).stdout
+    assert "faults,retired" in csv_text
+    assert ",b@1," in csv_text
+    assert [line.endswith(",True") for line in csv_text.splitlines() if ",b@1," in line] == [
+        True, True]
+    markdown = arena("ladder", "show", *db, "--format", "markdown", cwd=tmp_path).stdout
+    assert "| faults | retired |" in markdown
+    assert [line.endswith("| True |") for line in markdown.splitlines() if "| b@1 |" in line] == [
+        True, True]
+    table = arena("ladder", "show", *db, cwd=tmp_path).stdout
+    marked = [line for line in table.splitlines() if "b@" in line]
+    assert marked
+    assert all(line.rstrip(" │|").endswith("yes") == ("b@1" in line) for line in marked), table
+
+    for fmt in ("json", "table"):
+        only = arena("ladder", "show", *db, "--variant", "mineiro-1v1", "--format", fmt,
+                     cwd=tmp_path)
+        assert only.returncode == 0, only.stderr
+        assert "ladder main: mineiro-1v1" in only.stdout
+        assert "overall" not in only.stdout, only.stdout
+        assert "argentine" not in only.stdout, only.stdout
+    bare = arena("ladder", "--database", database, "--variant", "mineiro-1v1", "--format",
+                 "json", cwd=tmp_path)
+    assert list(json.loads(bare.stdout)) == ["ladder main: mineiro-1v1"], bare.stdout

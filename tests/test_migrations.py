@@ -26,6 +26,7 @@ from web_support import get_json, web_server
 
 from arena.tournament import store as store_module
 from arena.tournament.backend import Migration, SchemaTooNewError
+from arena.tournament.ladder_book import MIGRATIONS as LADDER_MIGRATIONS
 from arena.tournament.ladder_book import LadderBook
 from arena.tournament.standings import standings
 from arena.tournament.store import SCHEMA_VERSION, MatchRow, Store
@@ -104,14 +105,17 @@ def test_a_database_written_by_main_migrates_keeping_every_row_and_the_standings
 
     book = LadderBook(database)
     try:
-        assert [e.bot.identity for e in book.entries("lad")] == ["x@1"]
+        [entry] = book.entries("lad")
+        assert entry.bot.identity == "x@1"
+        # columns added later (protocol, dir, env): a gRPC bot in its program's folder
+        assert (entry.bot.protocol, entry.bot.dir, entry.bot.env) == ("grpc", None, ())
         assert book.next_pair("lad") == 2
         assert book.settings("lad") == {"inherit": True, "k": 3, "min_games": 2,
                                         "variants": ["mineiro-1v1"]}
     finally:
         book.close()
     assert _raw(database, "SELECT * FROM schema_version") == [
-        {"component": "ladder", "version": 1}]
+        {"component": "ladder", "version": len(LADDER_MIGRATIONS)}]
 
 
 def test_the_cli_standings_of_main_s_database_are_those_main_printed(tmp_path: Path) -> None:

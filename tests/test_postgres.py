@@ -320,7 +320,9 @@ def test_psycopg_errors_worth_retrying_are_told_apart() -> None:
 def test_the_ladder_tables_live_in_postgresql_too(postgres: PgServer, tmp_path: Path) -> None:
     """The ladder's own tables on PostgreSQL: a ladder created through LadderBook gets its
     schema version row; `arena ladder add` and `retire --database postgresql://...` (the CLI)
-    enter and retire a version, which LadderBook then reads back; pair numbers go on."""
+    enter and retire a version, which LadderBook then reads back, a stdio one with its
+    folder and variables too; pair numbers go on."""
+    from arena.tournament.ladder_book import MIGRATIONS as LADDER_MIGRATIONS
     from arena.tournament.ladder_book import LadderBook
 
     url = postgres.new_database("ladder")
@@ -337,18 +339,23 @@ def test_the_ladder_tables_live_in_postgresql_too(postgres: PgServer, tmp_path: 
     assert "entered bot@2 in ladder lad" in add.stdout
     retire = arena("ladder", "retire", "bot", "--database", url, cwd=tmp_path)
     assert retire.returncode == 0, explain(retire)
+    stdio = arena("ladder", "add", "c", "--stdio", "--command", "./bot", "--dir", ".",
+                  "--env", "K=v", "--database", url, cwd=tmp_path)
+    assert stdio.returncode == 0, explain(stdio)
     book = LadderBook(url)
     try:
-        (entry,) = book.entries("lad")
+        entry, c = book.entries("lad")
         assert entry.bot.identity == "bot@2"
         assert entry.bot.command == ("python", "b.py")
+        assert (entry.bot.protocol, entry.bot.dir, entry.bot.env) == ("grpc", None, ())
         assert entry.retired_at is not None
+        assert (c.bot.protocol, c.bot.dir, c.bot.env) == ("stdio", tmp_path / ".", (("K", "v"),))
         assert book.next_pair("lad") == 2
     finally:
         book.close()
     with psycopg.connect(url) as conn:
         assert dict(conn.execute("SELECT component, version FROM schema_version").fetchall()) \
-            == {"store": SCHEMA_VERSION, "ladder": 1}
+            == {"store": SCHEMA_VERSION, "ladder": len(LADDER_MIGRATIONS)}
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -257,6 +257,17 @@ class Migration:
     apply: Callable[[Backend], None]
 
 
+def add_column(table: str, column: str, decl: str) -> Migration:
+    """A migration adding a column (kept when it is there already: databases written before
+    versions were kept may have it)."""
+
+    def apply(db: Backend) -> None:
+        if column not in db.columns(table):
+            db.execute(db.ddl(f"ALTER TABLE {table} ADD COLUMN {column} {decl}"))
+
+    return Migration(f"{table}.{column}", apply)
+
+
 def migrate(
     db: Backend, component: str, migrations: Sequence[Migration], *,
     legacy: Callable[[Backend], int] | None = None,

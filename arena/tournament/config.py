@@ -102,6 +102,7 @@ import shlex
 import socket
 import ssl
 import tomllib
+from collections.abc import Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -232,7 +233,7 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+def _check_keys(table: dict[str, Any], allowed: Set[str], where: str) -> None:
     for key in table:
         if key not in allowed:
             raise ConfigError(
@@ -308,6 +309,14 @@ def _check_key_pair(cert: Path, key: Path) -> None:
 
 def load_config(path: Path) -> TournamentConfig:
     """Read and validate a tournament config; raise `ConfigError` naming the bad field."""
+    raw = read_toml(path)
+    return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
+                               notes=tuple(config_notes(raw)))
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """A config file's tables (a tournament's or a ladder's); `ConfigError`, one line, if it
+    is missing, a folder, unreadable, not UTF-8 or not TOML."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -323,13 +332,11 @@ def load_config(path: Path) -> TournamentConfig:
             f"config file {path}: not UTF-8 text (byte {exc.start}); save it as UTF-8"
         ) from None
     try:
-        raw = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:  # tomllib parses nested arrays and inline tables recursively
         raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
-    return dataclasses.replace(parse_config(raw, base=path.parent), source=path,
-                               notes=tuple(config_notes(raw)))
 
 
 def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfig:
@@ -655,64 +662,76 @@ def split_command(command: str, where: str) -> list[str]:
                           f"{exc}") from None
 
 
+BOT_FIELDS = frozenset({"name", "command", "token", "protocol", "dir", "env"})
+"""The fields of a `[[bot]]` table (a ladder's adds `version`)."""
+
+
+def parse_bot(
+    entry: Any, where: str, base: Path, *, extra: frozenset[str] = frozenset()
+) -> BotSpec:
+    """One `[[bot]]` table, a tournament's or a ladder's: its name, command or token, protocol,
+    dir and env, checked alone (errors name `where`, `bot[0]`, and the field). `extra`: more
+    fields the caller allows and reads itself."""
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where}: must be a table")
+    _check_keys(entry, BOT_FIELDS | extra, where)
+    if "name" not in entry:
+        raise ConfigError(f"{where}.name: every bot needs a name")
+    name = _name(entry, "name", where, "")
+    command = entry.get("command", [])
+    token = entry.get("token", "")
+    if isinstance(command, str):
+        command = split_command(command, f"{where}.command (bot {name!r})")
+    if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):
+        raise ConfigError(f"{where}.command (bot {name!r}): must be a list of strings")
+    if any("\0" in c for c in command) or (command and not command[0]):
+        raise ConfigError(f"{where}.command (bot {name!r}): an empty program or a NUL byte")
+    if bool(command) == bool(token):
+        raise ConfigError(
+            f"{where}: give exactly one of command (the referee launches the bot) "
+            "or token (a remote bot connects with it)"
+        )
+    if token and not isinstance(token, str):
+        raise ConfigError(f"{where}.token (bot {name!r}): must be a string")
+    if token:
+        _str(entry, "token", where, "", 256)
+    protocol = entry.get("protocol", "grpc")
+    if protocol not in PROTOCOLS:
+        raise ConfigError(
+            f"{where}.protocol: must be one of {', '.join(PROTOCOLS)}, got {_show(protocol)}"
+        )
+    if protocol == "stdio" and token:
+        raise ConfigError(
+            f"{where}.protocol: \"stdio\" is for bots the referee launches; a remote "
+            "stdio bot runs `arena stdio --server HOST:PORT --token TOKEN -- COMMAND`"
+        )
+    folder: Path | None = None
+    if "dir" in entry:
+        folder = base / _str(entry, "dir", where, "")
+        if not folder.is_dir():
+            raise ConfigError(f"{where}.dir: folder {folder} does not exist")
+    env = _env(entry, f"{where}.env")
+    if (folder is not None or env) and not command:
+        raise ConfigError(f"{where}: dir and env are for bots with a command")
+    return BotSpec(name=name, command=tuple(command), token=token, cwd=base, dir=folder,
+                   env=env, protocol=protocol)
+
+
 def _bots(raw: Any, base: Path) -> tuple[BotSpec, ...]:
     if not isinstance(raw, list) or len(raw) < 2:
         raise ConfigError("bot: a tournament needs at least two [[bot]] tables")
     bots: list[BotSpec] = []
-    seen: set[str] = set()
     for i, entry in enumerate(raw):
         where = f"bot[{i}]"
-        if not isinstance(entry, dict):
-            raise ConfigError(f"{where}: must be a table")
-        _check_keys(entry, {"name", "command", "token", "protocol", "dir", "env"}, where)
-        if "name" not in entry:
-            raise ConfigError(f"{where}.name: every bot needs a name")
-        name = _name(entry, "name", where, "")
-        if name in seen:
-            raise ConfigError(f"{where}.name: {name!r} is used by two bots")
-        seen.add(name)
-        command = entry.get("command", [])
-        token = entry.get("token", "")
-        if isinstance(command, str):
-            command = split_command(command, f"{where}.command (bot {name!r})")
-        if not isinstance(command, list) or not all(isinstance(c, str) for c in command):
-            raise ConfigError(f"{where}.command (bot {name!r}): must be a list of strings")
-        if any("\0" in c for c in command) or (command and not command[0]):
-            raise ConfigError(f"{where}.command (bot {name!r}): an empty program or a NUL byte")
-        if bool(command) == bool(token):
+        bot = parse_bot(entry, where, base)
+        if any(b.name == bot.name for b in bots):
+            raise ConfigError(f"{where}.name: {bot.name!r} is used by two bots")
+        twin = next((b for b in bots if bot.token and b.token == bot.token), None)
+        if twin is not None:  # one connection would play both bots' seats
             raise ConfigError(
-                f"{where}: give exactly one of command (the referee launches the bot) "
-                "or token (a remote bot connects with it)"
-            )
-        if token and not isinstance(token, str):
-            raise ConfigError(f"{where}.token (bot {name!r}): must be a string")
-        if token:
-            _str(entry, "token", where, "", 256)
-            twin = next((b for b in bots if b.token == token), None)
-            if twin is not None:  # one connection would play both bots' seats
-                raise ConfigError(
-                    f"{where}.token (bot {name!r}): the same token as bot {twin.name!r}; each "
-                    "remote bot needs a token of its own")
-        protocol = entry.get("protocol", "grpc")
-        if protocol not in PROTOCOLS:
-            raise ConfigError(
-                f"{where}.protocol: must be one of {', '.join(PROTOCOLS)}, got {protocol!r}"
-            )
-        if protocol == "stdio" and token:
-            raise ConfigError(
-                f"{where}.protocol: \"stdio\" is for bots the referee launches; a remote "
-                "stdio bot runs `arena stdio --server HOST:PORT --token TOKEN -- COMMAND`"
-            )
-        folder: Path | None = None
-        if "dir" in entry:
-            folder = base / _str(entry, "dir", where, "")
-            if not folder.is_dir():
-                raise ConfigError(f"{where}.dir: folder {folder} does not exist")
-        env = _env(entry, f"{where}.env")
-        if (folder is not None or env) and not command:
-            raise ConfigError(f"{where}: dir and env are for bots with a command")
-        bots.append(BotSpec(name=name, command=tuple(command), token=token, cwd=base,
-                            dir=folder, env=env, protocol=protocol))
+                f"{where}.token (bot {bot.name!r}): the same token as bot {twin.name!r}; each "
+                "remote bot needs a token of its own")
+        bots.append(bot)
     return tuple(bots)
 
 

@@ -25,7 +25,6 @@ import random
 import secrets
 import shlex
 import signal
-import tomllib
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -38,12 +37,12 @@ import trio
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport
 from arena.rules import Match
-from arena.tournament.config import BotSpec, TournamentConfig, parse_config
+from arena.tournament.config import BotSpec, TournamentConfig, parse_config, read_toml
 from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
 from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
-from arena.tournament.launcher import program_dir, resolve_command
+from arena.tournament.launcher import program_dir
 from arena.tournament.pairing_policy import Skill, choose_pair
-from arena.tournament.runner import TournamentRunner
+from arena.tournament.runner import TournamentRunner, launch_argv
 from arena.tournament.schedule import Pairing
 from arena.tournament.store import bot_results
 
@@ -73,15 +72,7 @@ _LADDER = {"name", "variants", "concurrency", "min_games", "database", "replays"
 
 def load_ladder_config(path: Path) -> LadderConfig:
     """Read and validate a ladder config; raise `ConfigError` naming the bad field."""
-    try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"config file {path} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    except RecursionError:  # tomllib parses nested arrays and inline tables recursively
-        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
-    return replace(parse_ladder_config(raw, base=path.parent), path=path)
+    return replace(parse_ladder_config(read_toml(path), base=path.parent), path=path)
 
 
 def parse_ladder_config(raw: dict[str, Any], base: Path = Path(".")) -> LadderConfig:
@@ -137,19 +128,9 @@ def _whole(table: dict[str, Any], key: str, default: int, minimum: int) -> int:
 
 
 def _bot(index: int, entry: Any, base: Path) -> LadderBot:
-    where = f"bot[{index}]"
-    if not isinstance(entry, dict):
-        raise ConfigError(f"{where}: must be a table")
-    for key in entry:
-        if key not in ("name", "version", "command", "token"):
-            raise ConfigError(f"{where}: unknown field {key!r}; allowed fields: command, "
-                              "name, token, version")
-    name = entry.get("name")
-    version = entry.get("version", "")
-    if isinstance(version, int) and not isinstance(version, bool):
-        version = str(version)
-    return make_bot(name, version, entry.get("command", []), entry.get("token", ""), base,
-                    where=where)
+    # An absolute folder: the entry is stored, and `arena ladder add` of the same bot from
+    # the config's folder (stored with its absolute working folder) finds it unchanged.
+    return make_bot(entry, base.absolute(), where=f"bot[{index}]")
 
 
 @asynccontextmanager
@@ -162,10 +143,11 @@ async def serving(runner: TournamentRunner) -> AsyncIterator[str]:
 
 
 def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:
-    """Make `bot` playable by `runner` while it runs (its command resolved, or its token
-    admitted); raises `ConfigError` if a launched bot's program is missing."""
+    """Make `bot` playable by `runner` while it runs (its command resolved as a tournament's,
+    a stdio bot's behind the adapter, or its token admitted); raises `ConfigError` if a
+    launched bot's program is missing."""
     if bot.launched:
-        runner.argv[bot.name] = resolve_command(bot.command, bot.cwd)
+        runner.argv[bot.name] = launch_argv(bot)
         runner.bot_dirs[bot.name] = bot.dir or program_dir(bot.command, bot.cwd)
     else:
         runner.hub.admit(bot.token, bot.name)

@@ -21,8 +21,16 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ConfigError
-from arena.tournament.backend import Backend, Migration, Target, is_url, migrate, open_backend
-from arena.tournament.config import BotSpec, checked_name, split_command
+from arena.tournament.backend import (
+    Backend,
+    Migration,
+    Target,
+    add_column,
+    is_url,
+    migrate,
+    open_backend,
+)
+from arena.tournament.config import BotSpec, checked_name, parse_bot
 from arena.tournament.store import MatchRow, Store
 
 SCHEMA_V1 = """
@@ -60,6 +68,11 @@ def _create_tables(db: Backend) -> None:
 
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("tables ladders, ladder_bots, ladder_pairs", _create_tables),
+    # a bot's [[bot]] protocol, dir and env, as a tournament's: "grpc" or "stdio"; its own
+    # folder (NULL: its program's); extra environment variables (JSON {name: value})
+    add_column("ladder_bots", "protocol", "TEXT NOT NULL DEFAULT 'grpc'"),
+    add_column("ladder_bots", "dir", "TEXT"),
+    add_column("ladder_bots", "env", "TEXT NOT NULL DEFAULT '{}'"),
 )
 """The ladder tables' schema, one step at a time."""
 
@@ -76,46 +89,45 @@ def identity(name: str, version: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class LadderBot:
-    """A bot version entered in the ladder."""
+    """A bot version entered in the ladder: a tournament's `[[bot]]` and its version."""
 
     name: str
     version: str = ""
     command: tuple[str, ...] = ()
     token: str = ""
     cwd: Path = Path(".")
+    protocol: str = "grpc"  # "stdio": launched behind the line adapter (docs/stdio.md)
+    dir: Path | None = None  # its own files (None: its program's folder)
+    env: tuple[tuple[str, str], ...] = ()  # extra environment variables
 
     @property
     def identity(self) -> str:
         return identity(self.name, self.version)
 
     def spec(self) -> BotSpec:
-        return BotSpec(name=self.identity, command=self.command, token=self.token, cwd=self.cwd)
+        """The bot as a tournament's runner launches (or admits) it, under its identity."""
+        return BotSpec(name=self.identity, command=self.command, token=self.token,
+                       cwd=self.cwd, protocol=self.protocol, dir=self.dir, env=self.env)
 
 
-def make_bot(
-    name: Any, version: Any, command: Any, token: Any, cwd: Path, *, where: str
-) -> LadderBot:
-    """A validated `LadderBot`; errors name `where` and the field."""
-    # As a tournament's [[bot]] name (printed in tables and on terminals: no escape codes,
-    # no line breaks), and without the '@' and ':' of identities and match ids.
-    name = checked_name(name, where)
-    if "@" in name or ":" in name:
-        raise ConfigError(f"{where}.name: a name without '@' or ':', got {name!r}")
+def make_bot(entry: Any, base: Path, *, where: str) -> LadderBot:
+    """A validated `LadderBot` from a `[[bot]]` table (or `arena ladder add`'s options as
+    one): a tournament's bot (`config.parse_bot`: name, command or token, protocol, dir,
+    env; paths relative to `base`) and a `version`. Errors name `where` and the field."""
+    spec = parse_bot(entry, where, base, extra=frozenset({"version"}))
+    # Without the '@' and ':' of identities and match ids.
+    if "@" in spec.name or ":" in spec.name:
+        raise ConfigError(f"{where}.name: a name without '@' or ':', got {spec.name!r}")
+    version = entry.get("version", "")
+    if isinstance(version, int) and not isinstance(version, bool):
+        version = str(version)
     if not isinstance(version, str) or any(c.isspace() or c in "@:" for c in version):
         raise ConfigError(f"{where}.version: a version without spaces, '@' or ':', "
                           f"got {version!r}")
     if version:
         checked_name(version, where, "version")
-    if isinstance(command, str):
-        command = split_command(command, f"{where}.command")
-    if not isinstance(command, list | tuple) or not all(isinstance(c, str) for c in command):
-        raise ConfigError(f"{where}.command: must be a list of strings or one string")
-    if not isinstance(token, str):
-        raise ConfigError(f"{where}.token: must be a string")
-    if bool(command) == bool(token):
-        raise ConfigError(f"{where}: give exactly one of command (the ladder launches the "
-                          "bot) or token (a remote bot connects with it)")
-    return LadderBot(name, version, tuple(command), token, cwd)
+    return LadderBot(spec.name, version, spec.command, spec.token, spec.cwd, spec.protocol,
+                     spec.dir, spec.env)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +137,16 @@ class Entry:
     bot: LadderBot
     added_at: float
     retired_at: float | None
+
+
+_ENTRY_COLUMNS = "name, version, command, token, cwd, protocol, dir, env, added_at, retired_at"
+
+
+def _entry(r: Any) -> Entry:
+    """An `Entry` from a row of `_ENTRY_COLUMNS`."""
+    bot = LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4]), r[5],
+                    None if r[6] is None else Path(r[6]), tuple(sorted(json.loads(r[7]).items())))
+    return Entry(bot, r[8], r[9])
 
 
 class LadderBook:
@@ -157,10 +179,14 @@ class LadderBook:
                 (ladder, json.dumps(settings, sort_keys=True)),
             )
 
-    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> None:
-        """Enter (or update) a bot version. `revive`: a retired one comes back."""
+    def enter(self, ladder: str, bot: LadderBot, *, revive: bool = True) -> Entry | None:
+        """Enter (or update) a bot version. `revive`: a retired one comes back. Returns its
+        entry as it was before (None: it is new)."""
         retired = "NULL" if revive else "ladder_bots.retired_at"
         with self.db.transaction():
+            row = self.db.execute(
+                f"SELECT {_ENTRY_COLUMNS} FROM ladder_bots WHERE ladder = ? AND name = ? "
+                "AND version = ?", (ladder, bot.name, bot.version)).fetchone()
             if bot.token:  # one connection would play both bots' seats
                 twin = self.db.execute(
                     "SELECT name, version FROM ladder_bots WHERE ladder = ? AND token = ? "
@@ -171,13 +197,16 @@ class LadderBook:
                         f"token: {identity(twin[0], twin[1])} in ladder {ladder!r} connects "
                         "with the same token; each remote bot needs a token of its own")
             self.db.execute(
-                "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, added_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(ladder, name, version) DO UPDATE SET "
-                "command = excluded.command, token = excluded.token, cwd = excluded.cwd, "
-                f"retired_at = {retired}",
+                "INSERT INTO ladder_bots(ladder, name, version, command, token, cwd, protocol, "
+                "dir, env, added_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(ladder, name, version) DO UPDATE SET command = excluded.command, "
+                "token = excluded.token, cwd = excluded.cwd, protocol = excluded.protocol, "
+                f"dir = excluded.dir, env = excluded.env, retired_at = {retired}",
                 (ladder, bot.name, bot.version, json.dumps(list(bot.command)), bot.token,
-                 str(bot.cwd), time.time()),
+                 str(bot.cwd), bot.protocol, None if bot.dir is None else str(bot.dir),
+                 json.dumps(dict(bot.env)), time.time()),
             )
+        return None if row is None else _entry(row)
 
     def retire(self, ladder: str, name: str, version: str | None) -> list[str]:
         """Retire `name` (one version, or all); return the identities retired now."""
@@ -199,12 +228,9 @@ class LadderBook:
     def entries(self, ladder: str) -> list[Entry]:
         """Every bot version ever entered, in the order entered."""
         rows = self.db.execute(
-            "SELECT name, version, command, token, cwd, added_at, retired_at FROM ladder_bots "
-            "WHERE ladder = ? ORDER BY added_at, name, version", (ladder,))
-        return [
-            Entry(LadderBot(r[0], r[1], tuple(json.loads(r[2])), r[3], Path(r[4])), r[5], r[6])
-            for r in rows
-        ]
+            f"SELECT {_ENTRY_COLUMNS} FROM ladder_bots WHERE ladder = ? "
+            "ORDER BY added_at, name, version", (ladder,))
+        return [_entry(r) for r in rows]
 
     def predecessors(self, ladder: str) -> dict[str, str]:
         """Each version's predecessor: the same name's version entered just before it."""

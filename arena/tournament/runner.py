@@ -851,12 +851,18 @@ def _check_socket_room(private: Path) -> None:
             f"a shorter folder")
 
 
+def launch_argv(bot: BotSpec) -> list[str]:
+    """The argv a seat of launched `bot` runs (a stdio bot's: the adapter's, its command
+    after `--`), programs resolved; `ConfigError` if one is missing."""
+    if bot.protocol == "stdio":
+        resolve_command(bot.command, bot.cwd)  # the bot's own program must exist too
+    return resolve_command(bot.launch_command, bot.cwd)
+
+
 def _resolve(index: int, bot: BotSpec) -> list[str]:
     """The argv of a launched bot; a missing program names the config field and the bot."""
     try:
-        if bot.protocol == "stdio":
-            resolve_command(bot.command, bot.cwd)  # the bot's own program must exist too
-        return resolve_command(bot.launch_command, bot.cwd)
+        return launch_argv(bot)
     except ConfigError as exc:
         raise ConfigError(f"bot[{index}].command (bot {bot.name!r}): {exc}") from None
 

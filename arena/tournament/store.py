@@ -31,6 +31,7 @@ from arena.tournament.backend import (
     DatabaseError,
     Migration,
     Target,
+    add_column,
     check_version,
     describe,
     migrate,
@@ -85,17 +86,6 @@ CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament)
 WINNER_COMMENT = "0: bot0 won, 1: bot1 won, NULL: nobody (a draw, or no winner)"
 
 
-def _add_column(table: str, column: str, decl: str) -> Migration:
-    """A migration adding a column (kept when it is there already: databases written before
-    versions were kept may have it)."""
-
-    def apply(db: Backend) -> None:
-        if column not in db.columns(table):
-            db.execute(db.ddl(f"ALTER TABLE {table} ADD COLUMN {column} {decl}"))
-
-    return Migration(f"{table}.{column}", apply)
-
-
 def _create_tables(db: Backend) -> None:
     db.script(SCHEMA_V1)
 
@@ -111,15 +101,15 @@ def _rename_winner(db: Backend) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("tables tournaments, bots, matches", _create_tables),
     # a database from before gallo: the bot in each seat (JSON list)
-    _add_column("matches", "seat_bots", "TEXT NOT NULL DEFAULT '[]'"),
+    add_column("matches", "seat_bots", "TEXT NOT NULL DEFAULT '[]'"),
     # a database from before secret deals: the deals' key (NULL: kept in a key file)
-    _add_column("tournaments", "secret", "BLOB"),
+    add_column("tournaments", "secret", "BLOB"),
     # matches.winner_team -> winner_bot: 0: bot0 won, 1: bot1 won, NULL: nobody
     Migration("matches.winner_team renamed winner_bot", _rename_winner),
     # per seat: a latency histogram of its decisions (JSON {bucket: count}, latency.py)
-    _add_column("matches", "latency", "TEXT NOT NULL DEFAULT '[]'"),
+    add_column("matches", "latency", "TEXT NOT NULL DEFAULT '[]'"),
     # per seat: its faults by kind (JSON {"timeout": n, "illegal_action": n, ...})
-    _add_column("matches", "faults", "TEXT NOT NULL DEFAULT '[]'"),
+    add_column("matches", "faults", "TEXT NOT NULL DEFAULT '[]'"),
 )
 """The store's schema, one step at a time (the version is how many were applied)."""
 
