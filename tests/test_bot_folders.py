@@ -11,6 +11,7 @@ too long to be a file name (the code of `python -c`) is not a file, never a cras
 from __future__ import annotations
 
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,58 +61,84 @@ def _peeks(tmp_path: Path, bot: str) -> list[str]:
             if line.startswith(("PEEK", "NOPEEK"))]
 
 
-def test_a_command_naming_another_bots_file_is_warned_before_any_match(tmp_path: Path) -> None:
-    """mallory's command runs its own code and names alice's program as an argument: its
-    own folder is alice's. The referee warns before the first match, naming both bots and
-    the folder (the tournament then runs: the organizer may have meant it); bob, in a folder
-    of his own, is named in no warning; and the long `python -c` program plays like any
-    bot."""
+def test_a_file_named_as_an_argument_opens_no_folder(tmp_path: Path) -> None:
+    """mallory's command runs its own code (a `python -c` program of over 255 bytes, which
+    crashed the referee once: now a bot like any other) and names, as arguments, alice's
+    program and a private host file (0600, in a 0700 folder, as ~/.ssh). Neither folder is
+    bound into its sandbox: its own folder is the config's, where alice's is hidden, so it
+    reads nothing of either and cannot even run alice's bot (it forfeits). The only warning
+    is that the two thieves share the config's folder: nobody shares alice's. Before, the
+    first existing file named anywhere chose the bot's
+    folder (hostile review round 5: alice's opening book, then the organizer's key, came out
+    in the replay's sign texts)."""
     alice, bob = _folders(tmp_path)
-    config = write_config(tmp_path, name="peek", variants=["argentine-1v1"], bots={
-        "alice": ["python", str(alice / "bot.py")],
-        "bob": ["python", str(bob / "bot.py")],
-        "mallory": ["python", "-c", PEEKER, str(alice / "bot.py")],
-    })
+    vault = Path(tempfile.mkdtemp(prefix="arena-vault-", dir="/var/tmp"))
+    try:
+        vault.chmod(0o700)
+        (vault / "book.txt").write_text("ORGANIZER-PRIVATE-KEY", encoding="utf-8")
+        (vault / "book.txt").chmod(0o600)
+        config = write_config(tmp_path, name="peek", variants=["argentine-1v1"], bots={
+            "alice": ["python", str(alice / "bot.py")],
+            "bob": ["python", str(bob / "bot.py")],
+            "mallory": ["python", "-c", PEEKER, str(alice / "bot.py")],
+            "vaulter": ["python", "-c", PEEKER, str(vault / "book.txt")],
+        })
+        run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+        assert run.returncode == 0, explain(run)
+        warnings = [line for line in run.stderr.splitlines() if line.startswith("warning:")]
+        assert len(warnings) == 1, run.stderr
+        assert f"bots mallory and vaulter share the folder {tmp_path.resolve()}," in warnings[0]
+        for thief in ("mallory", "vaulter"):
+            peeks = _peeks(tmp_path, thief)
+            assert peeks, thief
+            assert all(p.startswith("NOPEEK") for p in peeks), (thief, peeks)
+        rows = stored_matches(tmp_path / "arena.db")
+        assert len(rows) == 6, rows
+        honest = [r for r in rows if {r["bot0"], r["bot1"]} == {"alice", "bob"}]
+        assert [r["termination"] for r in honest] == ["normal"], honest
+    finally:
+        shutil.rmtree(vault, ignore_errors=True)
+
+
+def test_a_long_python_c_program_is_a_bot_like_any_other(tmp_path: Path) -> None:
+    """A bot given as `python -c PROGRAM`, the program longer than a file name may be (an
+    argument the referee once looked up as a file: OSError, a traceback at every start of
+    `arena tournament` and `arena ladder serve`), plays its matches to their end."""
+    alice, _ = _folders(tmp_path)
+    code = ("from arena.sdk import Bot, main\n"
+            "class First(Bot):\n"
+            "    def act(self, view, legal):\n"
+            "        return 0\n"
+            "main(First)\n" + "#" * 300 + "\n")
+    config = write_config(tmp_path, name="longc", variants=["argentine-1v1"], bots={
+        "alice": ["python", str(alice / "bot.py")], "inline": ["python", "-c", code]})
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert [r["termination"] for r in rows] == ["normal"], rows
+
+
+def test_bots_sharing_a_folder_are_warned_unless_both_name_it(tmp_path: Path) -> None:
+    """Two bots whose programs lie in one folder read each other's files: the referee warns
+    before the first match, naming both and the folder; with `[[bot]] dir` on both (sharing
+    on purpose, as sample_bots/tournament.toml does) it does not."""
+    alice, bob = _folders(tmp_path)
+    shutil.copy(alice / "bot.py", alice / "carol.py")
+    bots = {"alice": ["python", str(alice / "bot.py")],
+            "bob": ["python", str(bob / "bot.py")],
+            "carol": ["python", str(alice / "carol.py")]}
+    config = write_config(tmp_path, name="shared", variants=["argentine-1v1"], bots=bots)
     run = arena("tournament", config, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     warnings = [line for line in run.stderr.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1, run.stderr
-    assert f"bots alice and mallory share the folder {alice.resolve()}" in warnings[0]
-    assert "set [[bot]] dir on both" in warnings[0]
+    assert f"bots alice and carol share the folder {alice.resolve()}" in warnings[0]
     assert run.stderr.index("warning:") < run.stderr.index("matches to play")
-    rows = stored_matches(tmp_path / "arena.db")
-    assert len(rows) == 3, rows
-    assert {r["termination"] for r in rows} == {"normal"}, rows
-    peeks = _peeks(tmp_path, "mallory")
-    assert peeks
-    assert set(peeks) == {"PEEK ALICE-PRIVATE-BOOK"}, peeks
-
-
-def test_bots_that_name_their_folders_are_not_warned_and_others_stay_hidden(
-    tmp_path: Path,
-) -> None:
-    """The same bots, each with `[[bot]] dir` (mallory's its own, empty folder): no warning,
-    and mallory's sandbox no longer shows alice's folder — it cannot read her book, nor run
-    her program (so every one of its seats fails to connect and forfeits)."""
-    alice, bob = _folders(tmp_path)
-    own = tmp_path / "mallory"
-    own.mkdir()
-    config = write_config(tmp_path, name="named", variants=["argentine-1v1"], bots={
-        "alice": ["python", str(alice / "bot.py")],
-        "bob": ["python", str(bob / "bot.py")],
-        "mallory": ["python", "-c", PEEKER, str(alice / "bot.py")],
-    })
-    text = config.read_text(encoding="utf-8")
-    for name, folder in (("alice", alice), ("bob", bob), ("mallory", own)):
-        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\ndir = "{folder}"\n', 1)
-    config.write_text(text, encoding="utf-8")
-    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    named = write_config(tmp_path, name="named", variants=["argentine-1v1"], bots=bots)
+    text = named.read_text(encoding="utf-8")
+    for name in ("alice", "carol"):
+        text = text.replace(f'name = "{name}"\n', f'name = "{name}"\ndir = "{alice}"\n', 1)
+    named.write_text(text, encoding="utf-8")
+    run = arena("tournament", named, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     assert "warning:" not in run.stderr, run.stderr
-    peeks = _peeks(tmp_path, "mallory")
-    assert peeks
-    assert all(p.startswith("NOPEEK") for p in peeks), peeks
-    rows = stored_matches(tmp_path / "arena.db")
-    mallory = [r for r in rows if "mallory" in (r["bot0"], r["bot1"])]
-    assert len(mallory) == 2, rows
-    assert {r["termination"] for r in mallory} == {"forfeit"}, mallory

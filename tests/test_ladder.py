@@ -384,35 +384,35 @@ def test_a_command_argument_too_long_for_a_file_name_is_no_file(tmp_path: Path) 
 
 
 def test_folders_shared_by_bots_are_found_unless_both_name_them(tmp_path: Path) -> None:
-    """`shared_folders`: bots whose own folders are one, or one inside the other's (whose
-    sandbox then shows the other's files), pair by pair; a pair that both name their folder
-    (`dir`, sharing on purpose) is left out; folders side by side are not shared."""
+    """`shared_folders`: bots whose own folders are one, pair by pair; a pair that both name
+    their folder (`dir`, sharing on purpose) is left out; folders side by side, or one
+    inside the other (the sandbox hides the inner one from the outer bot), are not shared."""
     from arena.tournament.launcher import shared_folders
 
     alice, data, bob = tmp_path / "alice", tmp_path / "alice" / "data", tmp_path / "bob"
     for folder in (alice, data, bob):
         folder.mkdir(parents=True, exist_ok=True)
     assert shared_folders({"alice": alice, "bob": bob}) == []
-    assert shared_folders({"alice": alice, "mallory": alice}) == [
-        ("alice", "mallory", alice.resolve())]
-    assert shared_folders({"alice": alice, "mallory": data}) == [
-        ("mallory", "alice", data.resolve())]
-    assert shared_folders({"alice": alice, "mallory": alice}, explicit=["alice"]) != []
-    assert shared_folders({"alice": alice, "mallory": alice},
-                          explicit=["alice", "mallory"]) == []
+    assert shared_folders({"alice": alice, "carol": alice, "bob": bob}) == [
+        ("alice", "carol", alice.resolve())]
+    assert shared_folders({"alice": alice, "inner": data}) == []
+    assert shared_folders({"alice": alice, "carol": alice}, explicit=["alice"]) != []
+    assert shared_folders({"alice": alice, "carol": alice},
+                          explicit=["alice", "carol"]) == []
 
 
 @pytest.mark.e2e
 def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) -> None:
-    """`arena ladder add` enters a bot whose command names a file in another active bot's
-    folder (its own folder is then that one: it would read the other's files), with a
-    warning naming both; a bot in a folder of its own, and a new version of a bot (one
-    author), are entered without one."""
+    """`arena ladder add` enters a bot whose program lies in another active bot's folder
+    (each would read the other's files) with a warning naming both; a bot in a folder of its
+    own, a new version of a bot (one author), and a command that only names another bot's
+    file as an argument (its folder is not taken: the program chooses) get none."""
     from test_e2e_support import arena
 
     for name in ("alice", "bob"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "bot.py").write_text("", encoding="utf-8")
+    (tmp_path / "alice" / "other.py").write_text("", encoding="utf-8")
     book = LadderBook(tmp_path / "arena.db")
     book.save_settings("main", {"k": 3})
     book.close()
@@ -427,7 +427,9 @@ def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) ->
     assert "warning" not in add("bob", "--command", "python bob/bot.py").stderr
     assert "warning" not in add("alice", "--version", "2", "--command",
                                 "python alice/bot.py").stderr
-    taken = add("mallory", "--command", "python -c 'import runpy' alice/bot.py").stderr
+    assert "warning" not in add("peeker", "--command",
+                                "python -c 'import runpy' alice/bot.py").stderr
+    taken = add("mallory", "--command", "python alice/other.py").stderr
     assert "warning: mallory and alice run from one folder tree" in " ".join(taken.split())
     assert "bob" not in taken
 

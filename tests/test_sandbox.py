@@ -406,6 +406,31 @@ def test_a_bots_own_folder_is_that_of_its_program(tmp_path: Path) -> None:
     assert program_dir(["/usr/bin/env", "-S", "./bot"], tmp_path) == tmp_path.resolve()
     assert program_dir(["java", "-jar", "bots/x.py"], tmp_path) == (tmp_path / "bots").resolve()
     assert program_dir(["node", "missing.js"], tmp_path) == tmp_path.resolve()
+    assert program_dir(["./bot", "bots/x.py"], tmp_path) == tmp_path.resolve()
+
+
+def test_only_the_program_chooses_a_bots_folder(tmp_path: Path) -> None:
+    """A file named as an argument the program never runs does not make its folder the
+    bot's (hostile review round 5: `python -c CODE alice/bot.py` read alice's folder, and
+    `python -c CODE ~/.ssh/known_hosts` the organizer's keys, bound into the sandbox); nor
+    does a link named as the program lead to where it points: the bot's folder is the link's
+    (the sandbox keeps links as links)."""
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "bot.py").write_text("")
+    secret = tmp_path / "dotssh"
+    secret.mkdir()
+    (secret / "known_hosts").write_text("")
+    (tmp_path / "mallory").mkdir()
+    (tmp_path / "mallory" / "model.py").symlink_to(secret / "known_hosts")
+    for command in (
+        ["python", "-c", "import os", "alice/bot.py"],
+        ["python", "-c", "import os", str(secret / "known_hosts")],
+        ["/usr/bin/env", "python3", "-c", "x", "alice/bot.py"],
+        ["sh", "-c", "exec python3 \"$0\"", "alice/bot.py"],
+        ["python", "-W", "ignore", str(secret / "known_hosts")],
+    ):
+        assert program_dir(command, tmp_path) == tmp_path.resolve(), command
+    assert program_dir(["python", "mallory/model.py"], tmp_path) == tmp_path / "mallory"
 
 
 def test_a_sandboxed_seat_outlives_the_thread_that_was_idle_when_it_started(

@@ -75,23 +75,55 @@ def _is_file(path: Path) -> bool:
 
 
 def program_file(command: Iterable[str], cwd: Path) -> Path | None:
-    """The first argument of `command` naming an existing file (relative to `cwd`) outside
-    the system (not an interpreter such as /usr/bin/node or this Python): the bot's program,
-    as far as a command line tells; None if there is none."""
+    """The bot's program as its command names it (relative to `cwd`): the command itself
+    (`./bot`), or, when that is an interpreter (`python`, or any program of the system such
+    as /usr/bin/node, /usr/bin/java, /usr/bin/env), the first argument after it that is not
+    an option (`python -u bot.py`, `node bot.js`, `java -jar b/bot.jar`), if that names a
+    file outside the system; else None (`python -c CODE`, `sh -c ...`, `java -cp b Main`).
+
+    Only the program chooses: a hostile review (round 5) named another bot's file, or the
+    organizer's ~/.ssh/known_hosts, as an argument the program never ran (`python -c CODE
+    alice/bot.py`), and the bot's folder, bound into its sandbox, became that one. The path
+    is made absolute without following a link: a link named as the program is not a door to
+    where it points (the sandbox keeps links as links)."""
+    argv = list(command)
+    if not argv:
+        return None
     system = (Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve(),
               *(Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/opt", "/etc")))
-    for arg in command:
+
+    def outside_system(path: Path) -> bool:
+        return not any(path.is_relative_to(root) for root in system)
+
+    first = argv[0]
+    found = shutil.which(first) if os.sep not in first else None
+    head = Path(os.path.abspath(cwd / first)) if os.sep in first else None
+    if head is not None and _is_file(head) and outside_system(_resolved(head)):
+        return head  # the command is the program
+    if head is None and (first in ("python", "python3") or found is None
+                         or not outside_system(_resolved(Path(found)))):
+        pass  # an interpreter on PATH: its program follows
+    elif head is None:
+        return None  # a program found on PATH outside the system: not the bot's own file
+    for arg in argv[1:]:
         if arg.startswith("-"):
             continue
         try:
-            candidate = (cwd / arg).resolve()
-        except (OSError, RuntimeError):  # too long a name, a symlink loop: not a file
-            continue
-        if not _is_file(candidate):
-            continue
-        if not any(candidate.is_relative_to(root) for root in system):
+            candidate = Path(os.path.abspath(cwd / arg))
+        except (OSError, ValueError):  # too long a name, a NUL: not a file
+            return None
+        if _is_file(candidate) and outside_system(_resolved(candidate.parent) / candidate.name):
             return candidate
+        return None
     return None
+
+
+def _resolved(path: Path) -> Path:
+    """`path` with its links followed, or as it is where that fails (a loop, too long)."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path
 
 
 def program_dir(command: Iterable[str], cwd: Path) -> Path:
@@ -103,21 +135,15 @@ def program_dir(command: Iterable[str], cwd: Path) -> Path:
 def shared_folders(
     dirs: Mapping[str, Path], explicit: Collection[str] = ()
 ) -> list[tuple[str, str, Path]]:
-    """Pairs `(a, b, folder)` of launched bots where `a`'s own folder is `b`'s or inside it,
-    so that `a`'s sandbox shows `b`'s files (the sandbox hides another bot's folder unless
-    the bot's own is that folder or inside it). A bot's own folder is by default found from
-    its command (`program_dir`), so a command naming a file of another bot's folder (`python
-    -c CODE other/bot.py`) takes that folder; pairs where both bots name their folders
-    (`explicit`: the organizer's `dir`, sharing on purpose) are left out."""
-    found = []
-    resolved = {name: folder.resolve() for name, folder in dirs.items()}
-    for a, mine in resolved.items():
-        for b, theirs in resolved.items():
-            if a != b and mine.is_relative_to(theirs) and not {a, b} <= set(explicit):
-                if mine == theirs and (b, a, theirs) in found:
-                    continue  # one pair sharing one folder: said once
-                found.append((a, b, mine))
-    return found
+    """Pairs `(a, b, folder)` of launched bots whose own folders are one, so that each one's
+    sandbox shows the other's files (`program_dir`: bots whose programs lie in one folder);
+    pairs where both bots name their folder (`explicit`: the organizer's `dir`, sharing on
+    purpose) are left out. A folder inside another bot's is not shared: the sandbox hides
+    the inner one from the outer bot, and the inner one sees only its own."""
+    resolved = {name: _resolved(folder) for name, folder in dirs.items()}
+    names = list(resolved)
+    return [(a, b, resolved[a]) for i, a in enumerate(names) for b in names[i + 1:]
+            if resolved[a] == resolved[b] and not {a, b} <= set(explicit)]
 
 
 class _CappedLog:
