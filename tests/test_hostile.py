@@ -88,7 +88,7 @@ FAULTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "slow": ("timeout", (f"no answer within {DECISION_MS} ms",)),
     "illegal": ("illegal_action", ("out of range",)),
     "bytes": ("disconnect", ("bytes:", "not a valid request", "DecodeError")),
-    "oversized": ("disconnect", ("oversized:", "bytes, over the limit of 1,048,576")),
+    "oversized": ("disconnect", ("oversized:", "bytes, over the limit of 65,536")),
     "disconnect": ("disconnect", ("disconnect:",)),
     "flood": ("disconnect", ("flood:", "message flood")),
     "crash_at_start": (

@@ -367,13 +367,15 @@ def test_message_flood_closes_the_connection() -> None:
 
 
 def test_an_oversized_message_is_refused_naming_its_size() -> None:
-    """A message over the 1 MiB limit is refused in-band with MESSAGE_TOO_LARGE (its size in
-    the text), the stream ends with RESOURCE_EXHAUSTED, and the connection's close reason —
-    what a match records for a seat it held — names the size and the limit."""
+    """A bot's message over the 64 KiB limit (a hello or an answer is a few hundred bytes)
+    is refused in-band with MESSAGE_TOO_LARGE (its size in the text), the stream ends with
+    RESOURCE_EXHAUSTED, and the connection's close reason — what a match records for a seat
+    it held — names the size and the limit. (At 1 MiB, a hostile review, round 5, sent
+    strays of 1 MiB each and cost the referee 60 % of a core.)"""
 
     async def test(hub: Hub, port: int) -> None:
         client, conn = await connected(hub, port)
-        big = pb.BotMessage(action=pb.ActionReply(request_id="x" * (2 << 20)))
+        big = pb.BotMessage(action=pb.ActionReply(request_id="x" * (100 << 10)))
         client.send(big)
         codes, status = await client.error_codes_until_closed()
         assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
@@ -382,7 +384,7 @@ def test_an_oversized_message_is_refused_naming_its_size() -> None:
             await conn.closed.wait()
         size = big.ByteSize()
         assert conn.close_reason == (
-            f"the client sent a message of {size:,} bytes, over the limit of {1 << 20:,}"
+            f"the client sent a message of {size:,} bytes, over the limit of {64 << 10:,}"
         )
         client.close()
 
@@ -853,7 +855,7 @@ def test_a_hello_name_is_logged_bounded_and_printable() -> None:
     hostile entrant (review round 5) said hello again and again with 1 MiB names and the log
     grew 22 MB a second. The connection keeps, and `bot_connected` logs, at most 64
     printable characters on one line, and the length it was."""
-    name = "\x1b]0;PWNED\x07evil\nline " + "x" * 500_000  # under the 1 MiB message cap
+    name = "\x1b]0;PWNED\x07evil\nline " + "x" * 60_000  # under the 64 KiB message cap
 
     async def main() -> str:
         hub = Hub(hello_timeout=5.0)
@@ -879,3 +881,29 @@ def test_a_hello_name_is_logged_bounded_and_printable() -> None:
     assert kept.split("|")[0] == logged
     assert len(kept) < 200
     assert all(c.isprintable() for c in kept), kept
+
+
+def test_a_token_longer_than_any_admitted_is_refused_unread_and_long_ids_are_not_echoed() -> None:
+    """A hello whose token is longer than a config admits (256) is refused as an unknown
+    token without being compared with the admitted ones (a hostile review, round 5: 1 MiB
+    tokens against 200 admitted cost 152 ms of the referee's thread a hello). A stray answer
+    whose request id is longer than any the referee issues is refused in-band without the id
+    echoed back (it doubled what a flood of them cost)."""
+
+    async def test(hub: Hub, port: int) -> None:
+        long_token = Client(port)
+        long_token.hello("t" * 300)
+        refused = (await long_token.receive()).error
+        assert refused.code == pb.ERROR_CODE_UNAUTHENTICATED
+        long_token.close()
+        client, _conn = await connected(hub, port)
+        client.send(action_reply("r" * 5000, "m" * 5000, 0, 0))
+        stray = (await client.receive()).error
+        assert stray.code == pb.ERROR_CODE_UNKNOWN_REQUEST
+        assert (stray.request_id, stray.match_id) == ("", "")
+        client.send(action_reply("nope", "m1", 0, 0))
+        stray = (await client.receive()).error
+        assert (stray.request_id, stray.match_id) == ("nope", "m1")  # short ids: echoed
+        client.close()
+
+    run(test)

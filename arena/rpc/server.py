@@ -101,10 +101,24 @@ log = structlog.get_logger("arena.rpc")
 Stream = MessageStream[pb.BotMessage, pb.ServerMessage]
 
 
+TOKEN_MAX = 256
+"""The longest token a config admits (`[[bot]] token`); the referee's own are shorter."""
+
+BOT_MESSAGE_BYTES = 64 * 1024
+"""The largest message a bot may send (`serve_referee`)."""
+
+ECHO_MAX = 1024
+"""Ids a bot sent are echoed in an `Error` only up to this length (the referee's own are
+shorter: a request id of a few dozen characters, a match id of at most a few hundred): a
+longer one is a bot's invention, and echoing it doubled what a flood of them cost."""
+
+
 def _error(code: Any, message: str, *, request_id: str = "", match_id: str = "") -> Any:
-    return pb.ServerMessage(
-        error=pb.Error(code=code, message=message, request_id=request_id, match_id=match_id)
-    )
+    return pb.ServerMessage(error=pb.Error(
+        code=code, message=message,
+        request_id=request_id if len(request_id) <= ECHO_MAX else "",
+        match_id=match_id if len(match_id) <= ECHO_MAX else "",
+    ))
 
 
 class _AnswerSlot:
@@ -773,7 +787,10 @@ class Hub:
                     grpc.StatusCode.FAILED_PRECONDITION,
                 )
                 return None
-            name = self._lookup(hello.token)
+            # No token is longer than a config admits: a longer one is refused before it is
+            # compared with every admitted token (a hostile review, round 5, sent hellos with
+            # 1 MiB tokens against 200 admitted: 152 ms of the referee's thread each).
+            name = self._lookup(hello.token) if len(hello.token) <= TOKEN_MAX else None
             if name is None:
                 await self._refuse(stream, pb.ERROR_CODE_UNAUTHENTICATED,
                                    "unknown token: use the token the organiser gave you"
@@ -987,6 +1004,7 @@ async def serve_referee(
     *,
     credentials: grpc.ServerCredentials | None = None,
     max_message_bytes: int = 1 << 20,
+    max_bot_message_bytes: int = BOT_MESSAGE_BYTES,
     private_address: str | None = None,
     local_addresses: tuple[str, ...] = (),
     spectators: SpectatorFeed | None = None,
@@ -997,9 +1015,11 @@ async def serve_referee(
     """Run the referee's gRPC server (with health and reflection) feeding `hub`, on
     `address` and on `local_addresses` (``unix:/path``, never TLS: for launched bots).
 
-    A bot message over `max_message_bytes` is refused in-band (MESSAGE_TOO_LARGE, naming its
-    size) and ends its stream; gRPC itself only stops messages over four times that, which
-    it does without saying why.
+    A bot message over `max_bot_message_bytes` (64 KiB: a hello or an answer is a few hundred
+    bytes) is refused in-band (MESSAGE_TOO_LARGE, naming its size) and ends its stream; gRPC
+    itself only stops messages over four times `max_message_bytes` (the referee's own
+    messages' cap), which it does without saying why. (At 1 MiB, a hostile review, round 5,
+    sent strays of 1 MiB each: the referee read, parsed and echoed each, at 60 % of a core.)
 
     ``private_address`` (say ``127.0.0.1:0``), if given, is a second listener, for the bots
     the referee launches (its port is ``server.more_ports[0]``): each listener has its own
@@ -1029,7 +1049,7 @@ async def serve_referee(
     )
     async with serve_grpc(
         address,
-        [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_message_bytes)],
+        [dataclasses.replace(PLAY_ROUTE, max_request_bytes=max_bot_message_bytes)],
         configure=partial(_add_standard_services, spectators=spectators),
         options=options(max_streams_per_connection=streams_per_connection),
         credentials=credentials,
