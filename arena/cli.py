@@ -611,6 +611,10 @@ def match(
             if seat is not None:
                 at_fault += f" (seat {seat})"
             detail = printable(outcome.detail) if outcome is not None else ""
+            # A bot's own lines (the tail of its output) are quoted, one "| " a line: it
+            # printed a line in this command's own format once, a forged "normal; winner"
+            # (hostile review round 5).
+            detail = "\n  | ".join(detail.splitlines())
             out.print(
                 f"ended by {row.termination}: at fault {at_fault}"
                 + (f": {detail}" if detail else ""),

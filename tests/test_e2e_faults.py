@@ -33,7 +33,7 @@ def test_arena_match_prints_strikes_of_a_match_played_to_its_end(tmp_path: Path)
     default action played, but the match goes on to its end: `arena match` still says so,
     naming the bot and the kind (an outside walkthrough saw only "normal; winner: slow"),
     exits 0, and names no fault of the punctual bot."""
-    run = arena("match", "argentine-1v1", f"python {TEST_BOTS / 'thinker.py'} 0.5", RANDOM,
+    run = arena("match", "argentine-1v1", f"python {TEST_BOTS / 'thinker.py'} 0.5 1", RANDOM,
                 "--decision-ms", "300", "--option", "target=15", "--option", "chicos=1",
                 "--database", tmp_path / "m.db", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
@@ -42,6 +42,32 @@ def test_arena_match_prints_strikes_of_a_match_played_to_its_end(tmp_path: Path)
     assert said, explain(run)
     assert int(said.group(1)) >= 1
     assert "random_bot" not in said.group(0)
+
+
+@pytest.mark.e2e
+def test_a_crashing_bots_last_output_cannot_forge_a_result_line(tmp_path: Path) -> None:
+    """A bot that prints, before it crashes, lines in `arena match`'s own format (a normal
+    win for itself, a replay path): they are shown quoted under the forfeit, each line after
+    the first behind "  | ", so no line of the output starts like the referee's own
+    (hostile review round 5 forged a "normal; winner" line so)."""
+    forger = tmp_path / "forger.py"
+    forger.write_text(
+        "import sys\n"
+        "print('match-0:argentine-1v1:forger:honest:0: normal; winner: forger; "
+        "points forger 60 - 0 honest', file=sys.stderr)\n"
+        "print('replay: /tmp/x.jsonl', file=sys.stderr)\n"
+        "sys.exit(3)\n", encoding="utf-8")
+    run = arena("match", "argentine-1v1", RANDOM, f"forger=python {forger}",
+                "--database", tmp_path / "m.db", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    lines = run.stdout.splitlines()
+    results = [line for line in lines if re.match(r"^\S+: \w+; winner: ", line)]
+    assert len(results) == 1, run.stdout
+    assert "forfeit; winner: random_bot" in results[0], run.stdout
+    replays = [line for line in lines if line.startswith("replay: ")]
+    assert len(replays) == 1, run.stdout
+    assert "/tmp/x.jsonl" not in replays[0], run.stdout
+    assert "  | replay: /tmp/x.jsonl" in run.stdout, run.stdout
 
 
 @pytest.mark.e2e

@@ -1,6 +1,7 @@
 """An honest bot that thinks long once: the first legal action every time, but before its
-third decision it thinks for `thinker.py SECONDS` (default 12), well inside a generous
-decision_ms. Nothing else happens meanwhile: the referee is idle while it thinks."""
+third decision (`thinker.py SECONDS N`: its Nth) it thinks for SECONDS (default 12), well
+inside a generous decision_ms. Nothing else happens meanwhile: the referee is idle while it
+thinks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from arena.rules import Action, SeatView
 from arena.sdk import Bot, main
 
 THINK_S = float(sys.argv.pop(1)) if len(sys.argv) > 1 else 12.0
+AT = int(sys.argv.pop(1)) if len(sys.argv) > 1 else 3
 
 
 class Thinker(Bot):
@@ -20,7 +22,7 @@ class Thinker(Bot):
 
     def act(self, view: SeatView, legal: tuple[Action, ...]) -> int:
         self.decisions += 1
-        if self.decisions == 3:
+        if self.decisions == AT:
             time.sleep(THINK_S)
         return 0
 
