@@ -410,3 +410,69 @@ def test_stdio_bots_from_the_config_and_from_ladder_add_play_the_ladder(tmp_path
     logs = [p.read_text(encoding="utf-8") for p in (tmp_path / "logs").rglob("*.liner_0.1.log")]
     assert len(logs) >= 2
     assert all("liner: GREETING=hola" in log for log in logs), logs
+
+
+def _hello(address: str, token: str) -> str:
+    """What a raw gRPC client (no SDK) gets for a hello with `token`: the first reply's kind
+    (`welcome`), or the refusal's error code name."""
+    import grpc
+
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    with grpc.insecure_channel(address) as channel:
+        replies = pb_grpc.RefereeStub(channel).Play(iter([pb.BotMessage(hello=pb.Hello(
+            bot_name="probe", token=token, protocol_version=1))]), timeout=10)
+        try:
+            first = next(replies)
+        except grpc.RpcError as exc:
+            return f"status {exc.code().name}"
+        if first.WhichOneof("body") == "error":
+            return pb.ErrorCode.Name(first.error.code)
+        return first.WhichOneof("body")
+
+
+def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
+    """A remote bot's token stops working once the running ladder has read that its bot was
+    given a new token (`ladder add` again) or retired: a hello with it is refused as an
+    unknown token, the new one gets in until it is retired in turn. Kept admitted, a retired
+    entrant kept a door to the referee, for floods, until a restart (hostile review round
+    5)."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=1, min_games=1)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        banner = proc.stderr.readline()
+        address = banner.split("listening on ")[1].split(";")[0]
+        old, new = "old-" + os.urandom(8).hex(), "new-" + os.urandom(8).hex()
+
+        def add(token: str) -> None:
+            added = arena("ladder", "add", "remote", "--token", token, "--config", config,
+                          cwd=tmp_path)
+            assert added.returncode == 0, explain(added)
+
+        def gets(token: str, wanted: str) -> bool:
+            return _hello(address, token) == wanted
+
+        add(old)
+        wait_for("the old token admitted", lambda: gets(old, "welcome"), proc, 30)
+        add(new)
+        wait_for("the new token admitted", lambda: gets(new, "welcome"), proc, 30)
+        wait_for("the old token refused",
+                 lambda: gets(old, "ERROR_CODE_UNAUTHENTICATED"), proc, 30)
+        retired = arena("ladder", "retire", "remote", "--config", config, cwd=tmp_path)
+        assert retired.returncode == 0, explain(retired)
+        wait_for("the new token refused",
+                 lambda: gets(new, "ERROR_CODE_UNAUTHENTICATED"), proc, 30)
+        for _ in range(2):  # the second abandons a match waiting for the remote bot
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0

@@ -25,7 +25,7 @@ import random
 import secrets
 import shlex
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -238,11 +238,12 @@ class LadderService:
                   if e.retired_at is None}
         for ident in list(self.bots):
             if ident not in active:
-                del self.bots[ident]
+                self._revoke(self.bots.pop(ident).token, active)
                 log.info("ladder_bot_retired", bot=ident)
         for ident, bot in active.items():
             spec = bot.spec()
-            if self.bots.get(ident) == spec:
+            before = self.bots.get(ident)
+            if before == spec:
                 continue
             try:
                 enter_bot(self.runner, spec)
@@ -250,7 +251,17 @@ class LadderService:
                 log.warning("ladder_bot_refused", bot=ident, error=str(exc))
                 continue
             self.bots[ident] = spec
+            if before is not None and before.token != spec.token:
+                self._revoke(before.token, active)  # a new token: the old one is void
             log.info("ladder_bot_entered", bot=ident, launched=spec.launched)
+
+    def _revoke(self, token: str, active: Mapping[str, LadderBot]) -> None:
+        """No new connection with `token` (a retired bot's, or one replaced by a new token),
+        unless an active entry still has it; connections in play finish their matches. Kept
+        admitted, a retired entrant kept a door to the referee (hostile review, round 5)."""
+        if token and all(bot.token != token for bot in active.values()):
+            self.runner.hub.revoke(token)
+            log.info("ladder_token_revoked")
 
     async def _poll(self) -> None:
         while True:
