@@ -64,9 +64,12 @@ def test_a_seat_flooding_its_own_door_is_killed_and_the_others_play_on(tmp_path:
     `seat_stream_flood`: at most the burst plus the rate over its life; at least
     SEAT_FLOOD_BOUND more were refused), and its seat log says why it was killed. (Before:
     the flooder played its matches out.)"""
+    # The honest bots are calm (no call, every call declined: a hand is worth 2 points at
+    # most), so a match lasts well past the flood's detection: with random bots a falta
+    # envido at the first decision ended one before the flooder was killed (seen once).
+    calm = [*bot_cmd("pondering"), "5", "calm"]
     bots = {"flooder": [*bot_cmd("seat_flood"), "--connections", "8", "--keep", "1"],
-            "randA": python_bot(SAMPLE_BOTS / "random_bot.py"),
-            "randB": python_bot(SAMPLE_BOTS / "random_bot.py")}
+            "randA": calm, "randB": calm}
     config = write_config(tmp_path, name="seatflood", bots=bots, variants=["argentine-1v1"],
                           options=OPTIONS, games=1, concurrency=3, decision_ms=1000)
     run = arena("tournament", config, "--no-progress", cwd=tmp_path)
