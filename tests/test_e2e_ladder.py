@@ -476,3 +476,41 @@ def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
             proc.kill()
             proc.communicate()
     assert proc.returncode == 0
+
+
+def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
+    tmp_path: Path,
+) -> None:
+    """SIGHUP re-reads the config's bots; one the ladder's book refuses (here a remote bot
+    whose token an earlier `arena ladder add` gave another bot) is logged
+    (`ladder_reload_failed`) and skipped, and the ladder goes on: it died of it (hostile
+    review round 5), and with it the matches in flight."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=1, min_games=1)
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    token = "shared-" + os.urandom(8).hex()
+    try:
+        assert proc.stderr is not None
+        assert "listening on " in proc.stderr.readline()
+        added = arena("ladder", "add", "early", "--token", token, "--config", config,
+                      cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        with config.open("a", encoding="utf-8") as f:
+            f.write(f'\n[[bot]]\nname = "late"\ntoken = "{token}"\n')
+        proc.send_signal(signal.SIGHUP)
+        log = tmp_path / "logs" / "main.jsonl"
+        wait_for("the reload refused", lambda: log.exists()
+                 and "ladder_reload_failed" in log.read_text(encoding="utf-8"), proc, 30)
+        time.sleep(1)
+        assert proc.poll() is None, "the ladder stopped"
+        for _ in range(2):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0

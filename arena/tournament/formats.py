@@ -102,13 +102,27 @@ def to_csv(title: str, rows: Sequence[dict[str, Any]]) -> str:
     if rows:
         writer = csv.DictWriter(buffer, fieldnames=list(rows[0]), lineterminator="\n")
         writer.writeheader()
-        writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+        writer.writerows({k: _csv_cell(v) for k, v in row.items()} for row in rows)
     return buffer.getvalue()
 
 
+def _csv_cell(value: Any) -> Any:
+    """A cell a spreadsheet reads as the text it is: text starting with = + - @ (or a tab or
+    carriage return) is a formula to a spreadsheet, so it gets a leading ' (OWASP's advice
+    against CSV injection: a bot named =HYPERLINK(...) became a live link, hostile review
+    round 5). Numbers stay numbers."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def _md_cell(value: Any) -> str:
+    """A Markdown table cell: `|` escaped and line breaks made spaces (a name holding a line
+    break and a `|` added a forged row, hostile review round 5)."""
     text = "" if value is None else str(value)
-    return text.replace("|", "\\|")
+    return " ".join(text.replace("|", "\\|").split())
 
 
 def to_markdown(title: str, rows: Sequence[dict[str, Any]]) -> str:

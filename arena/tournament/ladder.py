@@ -292,7 +292,10 @@ class LadderService:
             log.warning("ladder_reload_failed", error=str(exc))
             return
         for bot in fresh.bots:
-            self.book.enter(self.config.name, bot, revive=False)
+            try:
+                self.book.enter(self.config.name, bot, revive=False)
+            except ConfigError as exc:  # a token another entry has, say: never fatal here
+                log.warning("ladder_reload_failed", bot=bot.identity, error=str(exc))
         self._refresh_bots()
         log.info("ladder_reloaded", bots=len(fresh.bots))
 
