@@ -15,6 +15,7 @@ import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import suppress
 from typing import Any, TypeVar
 
 import grpc
@@ -785,6 +786,64 @@ def test_a_router_takes_arriving_messages_in_order_without_waking_the_receiver()
     assert replies == [b"router:a1", b"router:a2", b"receive:s3", b"router:a4",
                        b"receive:s5", b"router:a6"]
     assert taken <= 2 + 4, taken  # start, the two messages it received, the end (and slack)
+
+
+@pytest.mark.parametrize("host", ["thread", "pump"])
+def test_a_router_that_raises_ends_its_stream_and_nothing_else(
+    host: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A router (`take_on_arrival`) that raises on a message (a bug a bot's bytes found:
+    hostile review round 5's card text "⁷e") ends that stream with INTERNAL and drops the
+    message; trio's run and the other streams go on. On the thread host the exception
+    escaped a `run_sync_soon` callback and killed the referee (TrioInternalError); pumped,
+    the message stayed at the head of the inbox and the referee waited on it forever."""
+    monkeypatch.setenv(HOST_ENV, host)
+
+    async def serve_one(stream: BridgedStream[bytes, bytes]) -> None:
+        def router(message: bytes) -> bool:
+            if message == b"boom":
+                raise ValueError("a router bug")
+            stream.send_nowait(b"router:" + message)
+            return True
+
+        stream.take_on_arrival(router)
+        stream.send_nowait(b"ready")
+        with suppress(StreamClosed):
+            async for message in stream:
+                stream.send_nowait(b"receive:" + message)
+
+    def clients(port: int) -> tuple[list[bytes], grpc.StatusCode, list[bytes]]:
+        bad, good = Client(port), Client(port)
+        try:
+            bad.receive()
+            good.receive()
+            bad.send(b"a1")
+            first = [bad.receive()]
+            bad.send(b"boom")
+            code = bad.error().code()
+            good.send(b"still")
+            return first, code, [good.receive()]
+        finally:
+            bad.close()
+            good.close()
+
+    async def main() -> tuple[list[bytes], grpc.StatusCode, list[bytes]]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server, trio.open_nursery() as nursery:
+
+            async def accept() -> None:
+                async for stream in server.incoming:
+                    nursery.start_soon(serve_one, stream)
+
+            nursery.start_soon(accept)
+            with trio.fail_after(30):
+                got = await in_thread(lambda: clients(server.port))
+            nursery.cancel_scope.cancel()
+            return got
+
+    first, code, other = trio.run(main)
+    assert first == [b"router:a1"]
+    assert code == grpc.StatusCode.INTERNAL
+    assert other == [b"router:still"]
 
 
 def test_pumped_reply_leaves_without_a_self_pipe_write(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -86,6 +86,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, TypeVarTuple, Unpack, final
 
 import grpc
+import structlog
 import trio
 
 from arena.buckets import TokenBuckets
@@ -95,6 +96,8 @@ from arena.rpc.pump import supported as pump_supported
 
 THREAD_NAME = "arena-grpc"
 """Name of the thread that runs the gRPC server's event loop."""
+
+log = structlog.get_logger("arena.rpc")
 
 MAX_BATCH = 64
 """The most messages `BridgedStream.send_in_batches` packs into one."""
@@ -687,7 +690,17 @@ class BridgedStream(Generic[InT, OutT]):
                     break
                 previous = self.received_at
                 self.received_at = received_at
-                if not router(item):
+                try:
+                    taken = router(item)
+                except Exception as exc:  # never raise here: it would end trio's run
+                    # (a router bug a bot found: drop its message and end its stream, so
+                    # nobody waits on it, instead of killing the referee or looping).
+                    log.exception("router_failed", error=repr(exc)[:200])
+                    inbox.popleft()
+                    self._refuse(grpc.StatusCode.INTERNAL, "the server could not route a "
+                                 "message of this stream")
+                    break
+                if not taken:
                     self.received_at = previous
                     break
                 inbox.popleft()
