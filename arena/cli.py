@@ -118,6 +118,14 @@ class _ArenaGroup(click.Group):
             return super().invoke(ctx)
         except DatabaseError as exc:
             _fail(str(exc))
+        except (KeyboardInterrupt, BaseExceptionGroup) as exc:
+            # Ctrl-C in any command (arena match, sprt, web...): one line and 130, as the
+            # commands that say more (tournament, serve, check) do; not a traceback and 1,
+            # which says a bot was at fault (an outside walkthrough's scripts misread it).
+            if not _interrupted(exc):
+                raise
+            err.print("interrupted")
+            sys.exit(130)
 
 
 @click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})

@@ -143,3 +143,36 @@ def test_an_honest_bot_that_thinks_12_s_once_is_not_killed_by_an_idle_referee(
                 "--database", tmp_path / "m.db", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     assert re.search(r"^\S+: normal; winner: ", run.stdout, re.MULTILINE), explain(run)
+
+
+@pytest.mark.e2e
+def test_ctrl_c_in_arena_match_is_one_line_and_exit_130(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) while `arena match` waits for a remote bot: one `interrupted` line
+    and exit status 130, as `arena tournament` does; it was an 80-line traceback and exit 1,
+    which says a bot was at fault (outside walkthrough)."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from test_e2e_support import ARENA
+
+    proc = subprocess.Popen(
+        [str(ARENA), "match", "argentine-1v1", "remote:ghost:ghost-token-0123456789", RANDOM,
+         "--database", str(tmp_path / "m.db")],
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        assert "waiting for bots" in line, line
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == "interrupted", err
