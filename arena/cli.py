@@ -53,7 +53,13 @@ from arena.tournament import (
 )
 from arena.tournament.backend import DatabaseError, Target, driver_errors
 from arena.tournament.backend import describe as describe_db
-from arena.tournament.config import ExecutorSpec, parse_config, preflight, split_command
+from arena.tournament.config import (
+    ExecutorSpec,
+    check_listen,
+    parse_config,
+    preflight,
+    split_command,
+)
 from arena.tournament.launcher import shared_folders
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
@@ -894,10 +900,17 @@ def _web_arg(text: str) -> str:
 
 
 def _listen_arg(text: str, option: str = "--listen") -> str:
+    """HOST:PORT that can be listened on now; else one error line naming `option` (a busy
+    --web port was a traceback once the tournament had begun: outside walkthrough)."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
         _fail(f"{option}: expected HOST:PORT (port 0-65535), got {text!r}")
-    return f"{host or '127.0.0.1'}:{port}"
+    address = f"{host or '127.0.0.1'}:{port}"
+    try:
+        check_listen(address, option)
+    except ConfigError as exc:
+        _fail(str(exc))
+    return address
 
 
 @main.command()
@@ -914,8 +927,8 @@ def web(database: Target, listen: str, replays_while_playing: bool) -> None:
 
     if not db_exists(database):
         _fail(f"--database: {database} does not exist (run a tournament first)")
+    address = _listen_arg(listen)  # before anything is written: the migrations below
     Store(database).close()  # an older database is migrated once, before serving read-only
-    address = _listen_arg(listen)
     arena_logging.configure()
 
     async def run() -> None:

@@ -462,6 +462,23 @@ def test_a_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None
     assert _files(tmp_path) == before
 
 
+def test_a_web_port_in_use_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    """`arena tournament --web PORT` and `arena web --listen` on a port in use: exit 2, one
+    line naming the option, no file created (it was a traceback once the tournament row was
+    written: outside walkthrough)."""
+    path = _config(tmp_path)
+    with _listening() as port:
+        before = _files(tmp_path)
+        run = arena("tournament", path, "--no-progress", "--web", f"127.0.0.1:{port}",
+                    cwd=tmp_path)
+        _assert_refused(run, ["--web", f"127.0.0.1:{port}", "in use"])
+        assert _files(tmp_path) == before
+        (tmp_path / "arena.db").write_bytes(b"")
+        run = arena("web", "--database", tmp_path / "arena.db", "--listen",
+                    f"127.0.0.1:{port}", cwd=tmp_path)
+    _assert_refused(run, ["--listen", f"127.0.0.1:{port}", "in use"])
+
+
 @contextlib.contextmanager
 def _read_only(folder: Path) -> Iterator[None]:
     """`folder` read-only: a read-only tmpfs mounted on it as root (root may write into a

@@ -919,18 +919,20 @@ def preflight(config: TournamentConfig, *, bind: bool = True) -> None:
         _check_listen(config.listen)
 
 
-def _check_listen(listen: str) -> None:
+def _check_listen(listen: str, field: str = "tournament.listen") -> None:
+    """`listen` (HOST:PORT) can be listened on now; else a `ConfigError` naming `field`."""
     host, port = _listen_address(listen)
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except socket.gaierror as exc:
-        raise ConfigError(f"tournament.listen: unknown host {host!r}: {exc.strerror}") from None
+        raise ConfigError(f"{field}: unknown host {host!r}: {exc.strerror}") from None
     family, kind, proto, _name, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(address)
         except OSError as exc:
-            raise ConfigError(
-                f"tournament.listen: cannot listen on {listen}: {exc.strerror}"
-            ) from None
+            raise ConfigError(f"{field}: cannot listen on {listen}: {exc.strerror}") from None
+
+
+check_listen = _check_listen
