@@ -142,3 +142,44 @@ def test_bots_sharing_a_folder_are_warned_unless_both_name_it(tmp_path: Path) ->
     run = arena("tournament", named, "--no-progress", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     assert "warning:" not in run.stderr, run.stderr
+
+
+LIMITED = (
+    "import sys, time\n"
+    "from arena.sdk import Bot, main\n"
+    "MODE = sys.argv.pop(1)  # the SDK reads the rest\n"
+    "class Greedy(Bot):\n"
+    "    def act(self, view, legal):\n"
+    "        if MODE == 'memory':\n"
+    "            hog = [bytearray(16 << 20) for _ in range(64)]  # 1 GiB, touched\n"
+    "        else:\n"
+    "            while True:\n"
+    "                pass\n"
+    "        return 0\n"
+    "main(Greedy)\n"
+)
+
+
+@pytest.mark.parametrize(("mode", "words"), [
+    ("memory", "over its memory limit ([limits] memory_mb = 128)"),
+    ("cpu", "killed by SIGXCPU: over its CPU time ([limits] cpu_seconds = 1)"),
+])
+def test_a_seat_killed_by_a_limit_says_which(tmp_path: Path, mode: str, words: str) -> None:
+    """A bot that allocates past `[limits] memory_mb`, or computes past `cpu_seconds`, is
+    killed by the kernel; its match's stored detail says which limit (an outside
+    walkthrough saw only "the client went away" and raw signal numbers in the seat log)."""
+    alice, _ = _folders(tmp_path)
+    greedy = tmp_path / "greedy"
+    greedy.mkdir()
+    (greedy / "bot.py").write_text(LIMITED, encoding="utf-8")
+    config = write_config(
+        tmp_path, name="limits", variants=["argentine-1v1"], decision_ms=10_000,
+        bots={"alice": ["python", str(alice / "bot.py")],
+              "greedy": ["python", str(greedy / "bot.py"), mode]},
+        extra="\n[limits]\nmemory_mb = 128\ncpu_seconds = 1\n")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 1, rows
+    assert rows[0]["faulty_bot"] == "greedy", rows
+    assert words in rows[0]["detail"], rows[0]["detail"]

@@ -238,7 +238,8 @@ class Adapter:
             self.failure = f"the bot exited with code {code}" + (
                 f" during match {holding[0]} (seat {holding[1]})" if holding else ""
             )
-            self.exit_code = code if code else 1
+            # as a shell says it: 128 + N for a bot killed by signal N (SIGXCPU: its CPU time)
+            self.exit_code = code if code and code > 0 else 128 - code if code else 1
             self.stop()
 
     def stop(self) -> None:

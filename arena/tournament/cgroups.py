@@ -116,6 +116,17 @@ class SeatCgroup:
                 if self.version == 2 or (folder / "pids.max").exists():
                     (folder / "pids.max").write_text(str(pids_max))
 
+    def oom_kills(self) -> int:
+        """How many of the seat's processes the kernel killed over its memory limit (v2:
+        ``memory.events``, v1: ``memory.oom_control``, kernels 4.13 and later; 0 if unknown)."""
+        name = "memory.events" if self.version == 2 else "memory.oom_control"
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.dirs[0] / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
     def join_commands(self) -> str:
         """Shell commands that move the shell running them into this cgroup."""
         return " && ".join(

@@ -196,7 +196,30 @@ class SeatProcess:
         self.cleaned = False
         self.counter: SocketCounter | None = None  # `[limits] sockets`, when set
         self.killed_for: str | None = None  # why the referee killed it (`kill`), if it did
+        self.limits = BotLimits()  # what it ran under (`start` sets them)
         self._sink: _CappedLog | None = None
+
+    def ending(self) -> str:
+        """How the seat's process ended, in words, once it has: its exit code, or the signal
+        that killed it and, where the referee can tell, the limit behind it (an outside
+        walkthrough's seats over memory_mb and cpu_seconds were "the client went away")."""
+        code = self.process.returncode
+        if code is None:
+            return ""
+        # A signal: -N from the process itself, 128+N through bwrap or a shell
+        number = -code if code < 0 else code - 128 if 128 < code < 128 + 65 else 0
+        try:
+            sig = signal.Signals(number) if number else None
+        except ValueError:
+            sig = None
+        words = f"was killed by {sig.name}" if sig is not None else f"exited with code {code}"
+        oom = self.jail.cgroup.oom_kills() if self.jail.cgroup is not None else 0
+        if oom:
+            words += (f"; the kernel killed {oom} of its processes over its memory limit "
+                      f"([limits] memory_mb = {self.limits.memory_mb})")
+        elif sig is signal.SIGXCPU:
+            words += f": over its CPU time ([limits] cpu_seconds = {self.limits.cpu_seconds})"
+        return words + (f" ({self.killed_for})" if self.killed_for else "")
 
     @property
     def pid(self) -> int:
@@ -256,6 +279,7 @@ class SeatProcess:
             os.close(token_read)
             jail.close_fds()
         seat = cls(process, log_path, jail)
+        seat.limits = limits
         sink = seat._sink = _CappedLog(log_path, limits.log_mb * 1024 * 1024)
         nursery.start_soon(seat._drain, sink)
         if limits.sockets:

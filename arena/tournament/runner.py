@@ -798,8 +798,7 @@ class TournamentRunner:
             tail = process.tail()
             raise _SeatFailed(
                 seat,
-                f"{bot.name} exited with code {process.process.returncode} before connecting"
-                + (f" ({process.killed_for})" if process.killed_for else "")
+                f"{bot.name} {process.ending()} before connecting"
                 + (f"; its last output:\n{tail}" if tail else ""),
             )
         raise _SeatFailed(seat, f"{bot.name} did not connect within {self.connect_timeout} s")
@@ -890,8 +889,7 @@ async def _explain_disconnect(report: MatchReport, seats: list[_Seat | None]) ->
         await process.drained.wait()
     tail = process.tail()
     report.outcome = dataclasses.replace(o, detail=(
-        f"{o.detail}; its process exited with code {process.process.returncode}"
-        + (f" ({process.killed_for})" if process.killed_for else "")
+        f"{o.detail}; its process {process.ending()}"
         + (f"; its last output:\n{tail}" if tail else "")
     ))
 
