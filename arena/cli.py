@@ -293,14 +293,22 @@ def _run(
         if announce:
             err.print(f"referee listening on {address}; waiting for bots")
 
-    def on_presence(connected: list[str], missing: list[str]) -> None:
-        if announce:
-            err.print(
-                f"bots connected: {', '.join(connected) or 'none'}; missing: "
-                f"{', '.join(missing) or 'none'}"
-                + (f" (a bot missing {config.no_show_ms} ms after the start forfeits)"
-                   if missing else ""), markup=False, highlight=False,
-            )
+    def on_presence(connected: list[str], missing: list[str], left: list[str]) -> None:
+        if not announce:
+            return
+        never = [name for name in missing if name not in left]
+        why = []
+        if never:  # a no-show forfeits every match it has, for good (stored as played)
+            why.append(f"{', '.join(never)}: a bot not here {config.no_show_ms} ms after the "
+                       "start forfeits every match it has (no_show_ms)")
+        if left:
+            why.append(f"{', '.join(left)}: left; its seats forfeit unless it is back within "
+                       f"{config.policy.reconnect_ms} ms (reconnect_ms)")
+        err.print(
+            f"bots connected: {', '.join(connected) or 'none'}; missing: "
+            f"{', '.join(missing) or 'none'}" + (f" ({'; '.join(why)})" if why else ""),
+            markup=False, highlight=False,
+        )
 
     runner.on_match_done = on_done
     runner.on_listening = on_listening

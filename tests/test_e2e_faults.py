@@ -176,3 +176,54 @@ def test_ctrl_c_in_arena_match_is_one_line_and_exit_130(tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "Traceback" not in err, err
     assert err.strip().splitlines()[-1] == "interrupted", err
+
+
+@pytest.mark.e2e
+def test_arena_serve_says_which_deadline_applies_to_each_missing_bot(tmp_path: Path) -> None:
+    """`arena serve` with two remote bots: one never comes, the other says hello and
+    leaves. The presence lines name, for the first, the no-show deadline and that it
+    forfeits every match it has; for the one that left, reconnect_ms (it quoted no_show_ms
+    for both: outside walkthrough)."""
+    import os
+    import subprocess
+    import time
+
+    import grpc
+    from test_e2e_support import ARENA, write_config
+
+    from arena.v1 import arena_pb2 as pb
+    from arena.v1 import arena_pb2_grpc as pb_grpc
+
+    config = write_config(
+        tmp_path, name="presence", variants=["argentine-1v1"], bots={},
+        extra=('\n[faults]\nno_show_ms = 8000\nreconnect_ms = 7000\n'
+               '\n[[bot]]\nname = "ghost"\ntoken = "ghost-token-0123456789"\n'
+               '\n[[bot]]\nname = "visitor"\ntoken = "visitor-token-0123456789"\n'))
+    text = config.read_text(encoding="utf-8").replace("\n[faults]\nmax_strikes = 3\n", "\n")
+    config.write_text(text, encoding="utf-8")
+    proc = subprocess.Popen([str(ARENA), "serve", str(config), "--listen", "127.0.0.1:0"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    try:
+        assert proc.stderr is not None
+        lines = []
+        while not any("listening on" in line for line in lines):
+            lines.append(proc.stderr.readline())
+        address = next(line for line in lines if "listening on" in line).split(
+            "listening on ")[1].split(";")[0]
+        with grpc.insecure_channel(address) as channel:
+            replies = pb_grpc.RefereeStub(channel).Play(iter([pb.BotMessage(hello=pb.Hello(
+                bot_name="visitor", token="visitor-token-0123456789", protocol_version=1))]))
+            assert next(replies).WhichOneof("body") == "welcome"
+            time.sleep(0.5)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not any("left;" in line for line in lines):
+            lines.append(proc.stderr.readline())
+    finally:
+        proc.kill()
+        proc.communicate()
+    said = " ".join(" ".join(lines).split())
+    assert ("ghost: a bot not here 8000 ms after the start forfeits every match it has "
+            "(no_show_ms)") in said, said
+    assert ("visitor: left; its seats forfeit unless it is back within 7000 ms "
+            "(reconnect_ms)") in said, said

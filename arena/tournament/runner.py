@@ -187,7 +187,8 @@ class TournamentRunner:
         self.entered_at: dict[str, float] = {}
         # (event, bot, since) already logged: one warning per bot gone or missing
         self._warned: set[tuple[str, str, float | None]] = set()
-        self.on_presence: Callable[[list[str], list[str]], None] | None = None
+        # (connected, missing, left): `left` are the missing that were connected before
+        self.on_presence: Callable[[list[str], list[str], list[str]], None] | None = None
         # The gRPC thread's lag since last asked (seconds), while serving: `_pace` watches it.
         self.wire_lag: Callable[[], float] = lambda: 0.0
         # The matches being played now: id -> (the bot in each seat, the engine's match).
@@ -438,12 +439,15 @@ class TournamentRunner:
         while True:
             connected = [b.name for b in remote if self.hub.is_connected(b.token)]
             missing = [b.name for b in remote if b.name not in connected]
+            left = [b.name for b in remote
+                    if b.name in missing and self.hub.gone_since(b.token) is not None]
             if (connected, missing) != last:
                 last = (connected, missing)
-                log.info("presence", connected=connected, missing=missing,
-                         no_show_ms=self.config.no_show_ms)
+                log.info("presence", connected=connected, missing=missing, left=left,
+                         no_show_ms=self.config.no_show_ms,
+                         reconnect_ms=self.config.policy.reconnect_ms)
                 if self.on_presence:
-                    self.on_presence(connected, missing)
+                    self.on_presence(connected, missing, left)
             await self.hub.changed()
 
     async def _pace(self, limiter: trio.CapacityLimiter, most: int) -> None:
