@@ -499,6 +499,10 @@ def _bot_arg(text: str, index: int, cwd: Path, where: str = "") -> BotSpec:
     name, sep, command = text.partition("=")
     if not sep or " " in name:
         command, name = text, ""
+    if name and command.startswith("stdio:"):  # NAME=stdio:COMMAND as well as stdio:NAME=...
+        from dataclasses import replace
+        return replace(_bot_arg(f"{name}={command.removeprefix('stdio:')}", index, cwd, where),
+                       protocol="stdio")
     argv = split_command(command, where)
     if not argv:
         raise ConfigError(f"{where}: empty command")
@@ -558,7 +562,9 @@ def match(
     """Play one match of VARIANT: BOT_A on team 0 against BOT_B on team 1.
 
     A bot is a command the referee launches (one process per seat), optionally named:
-    'random=python sample_bots/random_bot.py'; or a remote bot: 'remote:NAME:TOKEN'.
+    'random=python sample_bots/random_bot.py'; a bot that speaks lines on stdin/stdout
+    (docs/stdio.md), behind 'stdio:': 'stdio:./mybot' or 'mine=stdio:./mybot'; or a remote
+    bot: 'remote:NAME:TOKEN'.
     The deal derives from --seed and a secret (see --secret-file): the seed alone, which a
     bot may know, does not determine it.
     """

@@ -486,15 +486,19 @@ def test_adapter_refuses_a_missing_bot_program(tmp_path: Path) -> None:
 
 
 @pytest.mark.e2e
-def test_arena_match_takes_a_stdio_bot(tmp_path: Path) -> None:
-    """`arena match VARIANT stdio:NAME=CMD ...` runs CMD behind the adapter (not as a gRPC
-    bot, which would see no referee on its stdin and exit) and plays to the natural end."""
+@pytest.mark.parametrize("form", ["stdio:c={bot}", "c=stdio:{bot}"])
+def test_arena_match_takes_a_stdio_bot(tmp_path: Path, form: str) -> None:
+    """`arena match VARIANT stdio:NAME=CMD ...` (or NAME=stdio:CMD, which an outside
+    walkthrough tried first and got "program 'stdio:...' does not exist") runs CMD behind
+    the adapter (not as a gRPC bot, which would see no referee on its stdin and exit),
+    named NAME, and plays to the natural end."""
     c_bot = _kit(C_BOT)
-    run = arena("match", "argentine-2v2", f"stdio:c={c_bot}", " ".join(RANDOM),
+    run = arena("match", "argentine-2v2", form.format(bot=c_bot), " ".join(RANDOM),
                 "--database", tmp_path / "arena.db", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
     [row] = stored_matches(tmp_path / "arena.db")
     assert row["termination"] == "normal", (row, run.stdout)
+    assert "c" in (row["bot0"], row["bot1"]), row
 
 
 def test_a_message_the_adapter_cannot_read_does_not_silence_the_bot(tmp_path: Path) -> None:
