@@ -27,7 +27,7 @@ import enum
 import glob
 import statistics
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -369,12 +369,14 @@ def check_config(
     seed: int,
     pass_env: Sequence[str] = (),
     writable: Sequence[Path] = (),
+    options: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> TournamentConfig:
     """The tournament of a check: the candidate against the sample random bot, `games`
-    matches per variant with default options and fault policy, one match at a time (so the
-    latency measured is the bot's, not a busy machine's), everything written in `folder`.
-    The candidate's command runs in its own folder (`candidate.cwd`), in the same sandbox as
-    a tournament's bots, with the variables `pass_env` and the folders `writable`."""
+    matches per variant with default options (or `options`, by variant) and fault policy,
+    one match at a time (so the latency measured is the bot's, not a busy machine's),
+    everything written in `folder`. The candidate's command runs in its own folder
+    (`candidate.cwd`), in the same sandbox as a tournament's bots, with the variables
+    `pass_env` and the folders `writable`."""
     if not candidate.launched:
         raise ConfigError("the bot to check must be a command the referee launches")
     raw: dict[str, Any] = {
@@ -383,6 +385,7 @@ def check_config(
             "concurrency": 1, "database": str(folder / "check.db"),
             "replays": str(folder / "replays"), "logs": str(folder / "logs"),
         },
+        "options": {v: dict(o) for v, o in (options or {}).items()},
         "time_control": {"decision_ms": decision_ms},
         "sandbox": {"pass_env": list(pass_env),
                     "writable": [str(w.resolve()) for w in writable]},

@@ -521,6 +521,17 @@ def _program_name(argv: list[str]) -> str:
     return Path(argv[0]).stem
 
 
+def _option_args(options: tuple[str, ...]) -> dict[str, Any]:
+    """`--option KEY=VALUE` arguments as a variant's options table."""
+    opts: dict[str, Any] = {}
+    for item in options:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--option {item!r}: write KEY=VALUE")
+        opts[key] = _option_value(value)
+    return opts
+
+
 def _option_value(text: str) -> Any:
     """A variant option's value from the command line, typed as TOML would type it: true /
     false, a whole number, a decimal number (`leak=0.5`), else text."""
@@ -576,12 +587,7 @@ def match(
             from dataclasses import replace
             bots = [replace(bots[0], name=bots[0].name + "-a"),
                     replace(bots[1], name=bots[1].name + "-b")]
-        opts: dict[str, Any] = {}
-        for item in options:
-            key, sep, value = item.partition("=")
-            if not sep:
-                raise ConfigError(f"--option {item!r}: write KEY=VALUE")
-            opts[key] = _option_value(value)
+        opts = _option_args(options)
         raw: dict[str, Any] = {
             "tournament": {
                 # Unique per run: two matches started in the same second share a database
@@ -687,9 +693,13 @@ def _faults_by_bot(row: MatchRow) -> dict[str, dict[str, int]]:
 @click.option("--writable", "writable", multiple=True, metavar="DIR",
               type=click.Path(file_okay=False, path_type=Path),
               help="A folder your bot may write in (repeatable).")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE",
+              help="A variant option, for every checked variant that has it (repeatable): "
+              "blind_iron_hand=true, signals=leaky, gallo=fixed... (`arena variants`).")
 def check(
     command: str, variants: tuple[str, ...], games: int, decision_ms: int, seed: int,
     keep: Path | None, stdio: bool, pass_env: tuple[str, ...], writable: tuple[Path, ...],
+    options: tuple[str, ...],
 ) -> None:
     """Check that the bot COMMAND plays the protocol correctly in every variant.
 
@@ -707,6 +717,14 @@ def check(
             raise ConfigError("COMMAND: empty; give the command that starts your bot")
         candidate = _bot_arg(("stdio:" if stdio else "") + command, 0, Path.cwd(), "COMMAND")
         chosen = tuple(find_variant(v).name for v in variants) or variant_names()
+        asked = _option_args(options)
+        per_variant = {v: {k: value for k, value in asked.items()
+                           if k in {o.name for o in find_variant(v).option_specs}}
+                       for v in chosen}
+        unused = [k for k in asked if not any(k in o for o in per_variant.values())]
+        if unused:
+            raise ConfigError(f"--option {unused[0]}: no checked variant has this option "
+                              "(`arena variants` lists each variant's)")
         if keep is not None:
             try:
                 (keep / "logs").mkdir(parents=True, exist_ok=True)
@@ -719,6 +737,7 @@ def check(
                 candidate, name=f"check-{int(time.time())}-{secrets.token_hex(3)}",
                 folder=folder, variants=chosen, games=games, decision_ms=decision_ms,
                 seed=seed, pass_env=pass_env, writable=writable,
+                options={v: o for v, o in per_variant.items() if o},
             )
             passed = _check(config, " ".join(candidate.command), keep is not None)
         sys.exit(0 if passed else 1)

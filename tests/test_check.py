@@ -8,6 +8,7 @@ real `arena check` in a subprocess against the sample bot and the faulty bots of
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 import trio.testing
-from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, arena, explain
+from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, arena, explain, stored_matches
 
 from arena.check import (
     CHECKS,
@@ -390,3 +391,24 @@ def test_the_check_reports_signs_sent_and_received(tmp_path: Path) -> None:
     sent, received = int(found[1]), int(found[2])
     assert sent > 0
     assert received > 0
+
+
+@pytest.mark.e2e
+def test_the_check_takes_variant_options(tmp_path: Path) -> None:
+    """`arena check --option KEY=VALUE` plays the checked variants that have the option with
+    it (`blind_iron_hand=true`, the only way a Mineiro bot is ever offered a face-down play:
+    an outside walkthrough could not check it), and only those; an option no checked
+    variant has is one error line (exit 2)."""
+    kept = tmp_path / "kept"
+    run = _check("python random_bot.py", "--variant", "mineiro-1v1", "--variant",
+                 "argentine-1v1", "--games", "1", "--option", "blind_iron_hand=true",
+                 "--keep", kept, cwd=SAMPLE_BOTS)
+    assert run.returncode == 0, explain(run)
+    options = {r["variant"]: json.loads(r["options"])
+               for r in stored_matches(kept / "check.db")}
+    assert options["mineiro-1v1"]["blind_iron_hand"] is True, options
+    assert options["argentine-1v1"]["blind_iron_hand"] is False, options
+    bad = _check("python random_bot.py", "--variant", "mineiro-1v1", "--option", "flor=true",
+                 cwd=tmp_path)
+    assert bad.returncode == 2, explain(bad)
+    assert "--option flor: no checked variant has this option" in bad.stderr, bad.stderr
