@@ -418,6 +418,27 @@ def test_stray_messages_close_the_connection_however_slowly_they_are_read() -> N
     run(test)
 
 
+def test_big_stray_messages_weigh_by_their_size() -> None:
+    """A stray costs one of the connection's stray allowance plus one per whole KiB: with an
+    allowance of 200, strays of 8 KiB close the connection after 23, where 1 MiB strays (now
+    60 KiB, under the message cap) were 200 a connection and their parsing struck honest
+    bots in other matches (hostile review round 5). Small strays still count one each."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.max_messages_per_second = 1e9
+        hub.max_stray_messages = 200
+        client, _conn = await connected(hub, port)
+        for _ in range(40):
+            client.send(action_reply("x" * (8 << 10), "m", 0, 0))
+        codes, status = await client.error_codes_until_closed()
+        assert status == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert codes[-1] == pb.ERROR_CODE_RATE_LIMITED
+        assert codes.count(pb.ERROR_CODE_UNKNOWN_REQUEST) == 200 // 9 + 1, codes
+        client.close()
+
+    run(test)
+
+
 def test_each_request_earns_a_few_stray_messages() -> None:
     """A bot that wraps every answer in a few stray messages (STRAYS_PER_REQUEST at most:
     three before the request, a duplicate answer after it) keeps its connection however long

@@ -101,6 +101,9 @@ log = structlog.get_logger("arena.rpc")
 Stream = MessageStream[pb.BotMessage, pb.ServerMessage]
 
 
+STRAY_KIB = 1024
+"""A stray message costs one of its connection's stray allowance, plus one per whole KiB."""
+
 TOKEN_MAX = 256
 """The longest token a config admits (`[[bot]] token`); the referee's own are shorter."""
 
@@ -332,7 +335,9 @@ class Connection:
                     await self._flooded(f"more than {self.max_rate:g} messages per second")
                     return
                 allowance -= 1
-                self._strays -= 1
+                # Weighed by size: each started KiB a stray, so 60 KiB strays are not 200 a
+                # connection (hostile review round 5: their parsing struck honest bots).
+                self._strays -= 1 + message.ByteSize() // STRAY_KIB
                 if self._strays < 0:
                     await self._flooded(
                         f"more than {self.max_strays} messages that answer no request"
