@@ -140,8 +140,6 @@ def test_bot_lines_are_read_or_refused_with_a_reason() -> None:
         ("hello", "unknown message"),
         ("action", "needs the index"),
         ("action x7", "neither an index nor an action"),
-        ("action 1 sign=wink", "not one of"),
-        ("action 1 value=3", "add sign=KIND"),
         ("action 1 colour=red", "unknown field"),
         ("action play:99e", "play:99e"),
         ("action 99999999999", "out of range"),
@@ -150,11 +148,21 @@ def test_bot_lines_are_read_or_refused_with_a_reason() -> None:
         ("action play:\u2077e", "rank"),
         ("action play_face_down:\u2460", "slot number"),
         ("action play_face_down:" + "7" * 5000, "slot number"),
-        ("action 0 sign=envido value=\u0663\u0663", "whole number"),
-        ("action 0 sign=envido value=" + "3" * 5000, "whole number"),
     ]:
         with pytest.raises(lines.BadLine, match=why):
             lines.parse_bot_line(garbage, deck)
+    # A malformed sign is refused alone, as over gRPC: the action stands (an outside
+    # walkthrough's `action 0 sign=bogus` lost its action, where `value=40` kept it).
+    for signed, why in [
+        ("action 1 sign=wink", "not one of"),
+        ("action 1 value=3", "add sign=KIND"),
+        ("action 1 sign=envido value=\u0663\u0663", "whole number"),
+        ("action 1 sign=envido value=" + "3" * 5000, "whole number"),
+    ]:
+        reply = lines.parse_bot_line(signed, deck)
+        assert isinstance(reply, lines.Reply), signed
+        assert (reply.choice, reply.signal) == (1, None), signed
+        assert why in reply.bad_sign, (signed, reply.bad_sign)
 
 
 def test_config_protocol_key() -> None:
@@ -217,6 +225,8 @@ BAD_BOT = textwrap.dedent(
             print("x" * 100_000, flush=True)
         elif mode == "sign":
             print("action 0 sign=tres", flush=True)
+        elif mode == "badsign":  # a sign of a kind that does not exist, with a good action
+            print("action 0 sign=bogus", flush=True)
         elif mode == "buffered":  # never flushed: a pipe holds it in the bot's buffer
             print("action 0")
         elif mode == "debug":  # a newcomer's debug output on stdout, then the answer
@@ -349,6 +359,25 @@ def test_a_stdio_bot_that_never_flushes_is_told_in_its_seat_log(tmp_path: Path) 
     assert logs, "no seat log for the stdio bot"
     text = logs[0].read_text(encoding="utf-8")
     assert "the bot has written no line at all: is its stdout flushed" in text, text
+
+
+@pytest.mark.e2e
+def test_a_malformed_sign_is_refused_alone_and_the_action_goes_ahead(tmp_path: Path) -> None:
+    """`action 0 sign=bogus` (a kind that does not exist): the bot is told `bad_sign`, and
+    the referee strikes the sign alone, as over gRPC: each such answer is an illegal_action
+    strike whose detail says the signal was refused, not a malformed answer (an outside
+    walkthrough's action was thrown away with the sign, where `value=40` kept it)."""
+    row, received = _misbehave(tmp_path, "badsign")
+    assert row["termination"] == "illegal_action", row
+    assert "signal refused" in row["detail"], row
+    bad = [fields(line)[1] for line in received if line.startswith("error code=bad_sign")]
+    assert bad, received
+    assert "not one of" in lines.unpct(bad[0]["message"])
+    [replay] = list((tmp_path / "replays").rglob("*.jsonl"))
+    faults = [json.loads(line) for line in replay.read_text(encoding="utf-8").splitlines()]
+    struck = [f for f in faults if f.get("type") == "action" and f.get("fault")]
+    assert struck, faults
+    assert all(f["detail"].startswith("signal refused") for f in struck), struck
 
 
 @pytest.mark.e2e

@@ -67,6 +67,9 @@ class Answer:
     action_index: int | None = None
     action: Action | None = None
     signal: Signal | None = None
+    # Why a signal sent with the action could not even be read (an unknown kind): refused
+    # like a signal the match refuses, a strike, and the action goes ahead unsigned.
+    unreadable_signal: str = ""
 
 
 @dataclass(frozen=True, slots=True)

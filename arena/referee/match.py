@@ -253,25 +253,28 @@ async def run_match(
                 action = game.default_action()
             assert action is not None
             signal = answer.signal if fault is None and answer is not None else None
+            refused = answer.unreadable_signal if fault is None and answer is not None else ""
             events: tuple[Event, ...] | None = None
             if signal is not None:
                 try:
                     events = game.apply(action, signal)
                 except IllegalSignalError as exc:
-                    # Refused before anything changed: a strike; the action goes ahead unsigned.
-                    signal, fault, detail = None, "illegal_action", f"signal refused: {exc}"
-                    strikes[seat] += 1
-                    mlog.warning(
-                        "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
-                        detail=detail, strikes=strikes[seat],
-                    )
-                    links[seat].fault(
-                        Fault(request.request_id, seat, fault, detail, strikes[seat],
-                              policy.max_strikes)
-                    )
-                    if strikes[seat] >= policy.max_strikes:
-                        ending = (Termination.ILLEGAL_ACTION, seat, detail)
-                        break
+                    refused = str(exc)
+            if refused:
+                # Refused before anything changed: a strike; the action goes ahead unsigned.
+                signal, fault, detail = None, "illegal_action", f"signal refused: {refused}"
+                strikes[seat] += 1
+                mlog.warning(
+                    "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
+                    detail=detail, strikes=strikes[seat],
+                )
+                links[seat].fault(
+                    Fault(request.request_id, seat, fault, detail, strikes[seat],
+                          policy.max_strikes)
+                )
+                if strikes[seat] >= policy.max_strikes:
+                    ending = (Termination.ILLEGAL_ACTION, seat, detail)
+                    break
             if events is None:
                 events = game.apply(action)
             if on_move is not None:

@@ -235,11 +235,18 @@ def _read_answer(reply: Any, deck: Any) -> Answer | ProtocolViolation:
     the referee waited for it forever (hostile review round 5: card text "⁷e")."""
     choice = reply.WhichOneof("choice")
     try:
-        signal = convert.signal_from_proto(reply.signal) if reply.HasField("signal") else None
+        signal, unreadable = None, ""
+        if reply.HasField("signal"):
+            try:
+                signal = convert.signal_from_proto(reply.signal)
+            except ProtocolViolation as exc:  # refused alone: the action goes ahead
+                unreadable = str(exc)
         if choice == "action_index":
-            return Answer(action_index=reply.action_index, signal=signal)
+            return Answer(action_index=reply.action_index, signal=signal,
+                          unreadable_signal=unreadable)
         if choice == "action":
-            return Answer(action=convert.action_from_proto(reply.action, deck), signal=signal)
+            return Answer(action=convert.action_from_proto(reply.action, deck), signal=signal,
+                          unreadable_signal=unreadable)
         return ProtocolViolation("the answer chose no action (set action_index or action)")
     except ProtocolViolation as exc:
         return exc

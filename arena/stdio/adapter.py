@@ -293,6 +293,12 @@ class Adapter:
                 ))
             else:
                 reply.signal.CopyFrom(convert.signal_to_proto(parsed.signal))
+        elif parsed.bad_sign:
+            # Told here in the door's words; the referee is sent a sign it cannot read, so
+            # that it strikes it as it would over gRPC (the action goes ahead unsigned).
+            child.send(lines.error_line("bad_sign", parsed.bad_sign, n=decision.n))
+            if not _SIGNAL_IN_ONEOF:
+                reply.signal.SetInParent()
         self.outbox.put(pb.BotMessage(action=reply))
         done_ns = time.perf_counter_ns()
         if decision.written_ns:

@@ -347,6 +347,7 @@ class Reply:
 
     choice: int | Action  # an index into the decision's legal actions, or an action
     signal: Signal | None = None
+    bad_sign: str = ""  # why the sign on the line could not be read (the action stands)
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +384,10 @@ def parse_bot_line(line: str, deck: Deck | None) -> Reply | LogLine | None:
                 "text=PERCENT_ENCODED"
             )
         fields[name] = value
-    return Reply(choice, _sign(fields))
+    try:
+        return Reply(choice, _sign(fields))
+    except BadLine as exc:  # a malformed sign is refused alone, as over gRPC: the action goes
+        return Reply(choice, None, bad_sign=str(exc))
 
 
 def _digits(text: str) -> bool:
