@@ -14,4 +14,11 @@ The package is layered; each layer only imports the ones above it in this list:
 structlog.
 """
 
+import os as _os
+
 __version__ = "0.1.0"
+
+# gRPC's own INFO lines (a plaintext client's failed TLS handshake at a referee's door, say)
+# are not for the organizer's console, nor a bot's log; its errors still are. gRPC reads this
+# when it is first imported, so here, before any layer imports it; set it to see more.
+_os.environ.setdefault("GRPC_VERBOSITY", "ERROR")

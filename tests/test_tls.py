@@ -161,3 +161,42 @@ def test_a_tls_key_that_is_not_the_certificates_is_one_error_line(
     assert len(lines) == 1, run.stderr
     assert lines[0].startswith("error: tls"), lines
     assert not (tmp_path / "arena.db").exists()
+
+
+@pytest.mark.e2e
+def test_a_plaintext_knock_leaves_no_grpc_line_on_the_organizers_console(tmp_path: Path) -> None:
+    """A plaintext client knocking at a TLS referee's door fails its handshake; gRPC logs
+    that at INFO, in its own format, and `arena serve` printed it among its own lines (an
+    outside walkthrough). The arena keeps gRPC to its errors (GRPC_VERBOSITY, unless set)."""
+    import os
+    import socket
+    import time
+
+    from test_e2e_support import ARENA, write_config
+
+    cert, key = make_certificate(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = write_config(
+        tmp_path, name="knock", variants=["argentine-1v1"], bots={},
+        extra=(f'\n[tls]\ncert = "{cert}"\nkey = "{key}"\n'
+               '\n[[bot]]\nname = "a"\ntoken = "a-token-0123456789abc"\n'
+               '\n[[bot]]\nname = "b"\ntoken = "b-token-0123456789abc"\n'))
+    env = {k: v for k, v in os.environ.items() if k != "GRPC_VERBOSITY"}
+    proc = subprocess.Popen([str(ARENA), "serve", str(config), "--listen", f"127.0.0.1:{port}"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        while "listening on" not in proc.stderr.readline():
+            pass
+        with (grpc.insecure_channel(f"127.0.0.1:{port}") as channel,
+              pytest.raises(grpc.FutureTimeoutError)):
+            grpc.channel_ready_future(channel).result(timeout=2)
+        time.sleep(0.5)
+    finally:
+        proc.kill()
+        _, err = proc.communicate()
+    assert "ssl_transport_security" not in err, err
+    assert "Handshake failed" not in err, err
