@@ -186,7 +186,9 @@ def test_arena_serve_says_which_deadline_applies_to_each_missing_bot(tmp_path: P
     for both: outside walkthrough)."""
     import os
     import subprocess
+    import threading
     import time
+    from typing import Any
 
     import grpc
     from test_e2e_support import ARENA, write_config
@@ -211,11 +213,19 @@ def test_arena_serve_says_which_deadline_applies_to_each_missing_bot(tmp_path: P
             lines.append(proc.stderr.readline())
         address = next(line for line in lines if "listening on" in line).split(
             "listening on ")[1].split(";")[0]
+        hold = threading.Event()
+
+        def hello_then_hold() -> Any:  # the stream stays open until `hold` is set
+            yield pb.BotMessage(hello=pb.Hello(
+                bot_name="visitor", token="visitor-token-0123456789", protocol_version=1))
+            hold.wait(30)
+
         with grpc.insecure_channel(address) as channel:
-            replies = pb_grpc.RefereeStub(channel).Play(iter([pb.BotMessage(hello=pb.Hello(
-                bot_name="visitor", token="visitor-token-0123456789", protocol_version=1))]))
+            replies = pb_grpc.RefereeStub(channel).Play(hello_then_hold())
             assert next(replies).WhichOneof("body") == "welcome"
-            time.sleep(0.5)
+            while not any("connected: visitor" in line for line in lines):
+                lines.append(proc.stderr.readline())
+            hold.set()
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and not any("left;" in line for line in lines):
             lines.append(proc.stderr.readline())
