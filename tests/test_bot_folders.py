@@ -173,7 +173,7 @@ def test_a_seat_killed_by_a_limit_says_which(tmp_path: Path, mode: str, words: s
     greedy.mkdir()
     (greedy / "bot.py").write_text(LIMITED, encoding="utf-8")
     config = write_config(
-        tmp_path, name="limits", variants=["argentine-1v1"], decision_ms=10_000,
+        tmp_path, name="limits", variants=["argentine-1v1"], decision_ms=60_000,
         bots={"alice": ["python", str(alice / "bot.py")],
               "greedy": ["python", str(greedy / "bot.py"), mode]},
         extra="\n[limits]\nmemory_mb = 128\ncpu_seconds = 1\n")
