@@ -154,6 +154,17 @@ async def run_match(
         decision_line = EventLines(
             mlog, "decision", ("seat", "game", "hand", "action", "latency_ms", "fault")
         )
+
+        def strike(seat: int, request_id: str, where: tuple[int, int], fault: str,
+                   detail: str) -> bool:
+            """Count a fault against `seat`, log it and tell the seat; True at max_strikes."""
+            strikes[seat] += 1
+            mlog.warning("fault", seat=seat, game=where[0], hand=where[1], fault=fault,
+                         detail=detail, strikes=strikes[seat])
+            links[seat].fault(
+                Fault(request_id, seat, fault, detail, strikes[seat], policy.max_strikes)
+            )
+            return strikes[seat] >= policy.max_strikes
         for index, link in enumerate(links):
             await link.start(
                 MatchStart(
@@ -237,16 +248,7 @@ async def run_match(
                 if fault != "timeout":
                     bank[seat] += tc.increment_ms
             if fault is not None:
-                strikes[seat] += 1
-                mlog.warning(
-                    "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
-                    detail=detail, strikes=strikes[seat],
-                )
-                links[seat].fault(
-                    Fault(request.request_id, seat, fault, detail, strikes[seat],
-                          policy.max_strikes)
-                )
-                if strikes[seat] >= policy.max_strikes:
+                if strike(seat, request.request_id, where, fault, detail):
                     kind = Termination.TIMEOUT if fault == "timeout" else Termination.ILLEGAL_ACTION
                     ending = (kind, seat, detail)
                     break
@@ -263,16 +265,7 @@ async def run_match(
             if refused:
                 # Refused before anything changed: a strike; the action goes ahead unsigned.
                 signal, fault, detail = None, "illegal_action", f"signal refused: {refused}"
-                strikes[seat] += 1
-                mlog.warning(
-                    "fault", seat=seat, game=where[0], hand=where[1], fault=fault,
-                    detail=detail, strikes=strikes[seat],
-                )
-                links[seat].fault(
-                    Fault(request.request_id, seat, fault, detail, strikes[seat],
-                          policy.max_strikes)
-                )
-                if strikes[seat] >= policy.max_strikes:
+                if strike(seat, request.request_id, where, fault, detail):
                     ending = (Termination.ILLEGAL_ACTION, seat, detail)
                     break
             if events is None:
