@@ -5,12 +5,14 @@ reading what it stored; `arena sprt` playing duplicate pairs until the test deci
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -432,12 +434,11 @@ def _hello(address: str, token: str) -> str:
         return first.WhichOneof("body")
 
 
-def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
-    """A remote bot's token stops working once the running ladder has read that its bot was
-    given a new token (`ladder add` again) or retired: a hello with it is refused as an
-    unknown token, the new one gets in until it is retired in turn. Kept admitted, a retired
-    entrant kept a door to the referee, for floods, until a restart (hostile review round
-    5)."""
+@contextlib.contextmanager
+def two_bot_ladder(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, str]]:
+    """`arena ladder serve` of two launched bots, one pair at a time: the process, its config
+    and the address it listens on. On leaving, SIGTERM twice (the second abandons a match
+    waiting for a remote bot); it must exit 0."""
     config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
                           concurrency=1, min_games=1)
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
@@ -446,7 +447,26 @@ def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
     try:
         assert proc.stderr is not None
         banner = proc.stderr.readline()
-        address = banner.split("listening on ")[1].split(";")[0]
+        assert "listening on " in banner, banner
+        yield proc, config, banner.split("listening on ")[1].split(";")[0]
+        for _ in range(2):
+            proc.send_signal(signal.SIGTERM)
+            time.sleep(0.3)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0
+
+
+def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
+    """A remote bot's token stops working once the running ladder has read that its bot was
+    given a new token (`ladder add` again) or retired: a hello with it is refused as an
+    unknown token, the new one gets in until it is retired in turn. Kept admitted, a retired
+    entrant kept a door to the referee, for floods, until a restart (hostile review round
+    5)."""
+    with two_bot_ladder(tmp_path) as (proc, config, address):
         old, new = "old-" + os.urandom(8).hex(), "new-" + os.urandom(8).hex()
 
         def add(token: str) -> None:
@@ -467,15 +487,6 @@ def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
         assert retired.returncode == 0, explain(retired)
         wait_for("the new token refused",
                  lambda: gets(new, "ERROR_CODE_UNAUTHENTICATED"), proc, 30)
-        for _ in range(2):  # the second abandons a match waiting for the remote bot
-            proc.send_signal(signal.SIGTERM)
-            time.sleep(0.3)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0
 
 
 def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
@@ -485,15 +496,8 @@ def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
     whose token an earlier `arena ladder add` gave another bot) is logged
     (`ladder_reload_failed`) and skipped, and the ladder goes on: it died of it (hostile
     review round 5), and with it the matches in flight."""
-    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
-                          concurrency=1, min_games=1)
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    token = "shared-" + os.urandom(8).hex()
-    try:
-        assert proc.stderr is not None
-        assert "listening on " in proc.stderr.readline()
+    with two_bot_ladder(tmp_path) as (proc, config, _address):
+        token = "shared-" + os.urandom(8).hex()
         added = arena("ladder", "add", "early", "--token", token, "--config", config,
                       cwd=tmp_path)
         assert added.returncode == 0, explain(added)
@@ -505,12 +509,3 @@ def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
                  and "ladder_reload_failed" in log.read_text(encoding="utf-8"), proc, 30)
         time.sleep(1)
         assert proc.poll() is None, "the ladder stopped"
-        for _ in range(2):
-            proc.send_signal(signal.SIGTERM)
-            time.sleep(0.3)
-        proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == 0
