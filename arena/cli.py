@@ -657,7 +657,11 @@ def match(
             out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
             sys.exit(1)
     except ArenaError as exc:
-        _fail(str(exc))
+        # In the words of this command's arguments, not a config file's (an outside
+        # walkthrough read "bot[0].command" and "options.argentine-1v1" for its BOT_A and
+        # --option).
+        text = str(exc).replace("bot[0]", "BOT_A").replace("bot[1]", "BOT_B")
+        _fail(text.replace(f"options.{variant}:", "--option:"))
 
 
 def _faults_by_bot(row: MatchRow) -> dict[str, dict[str, int]]:

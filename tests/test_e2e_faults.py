@@ -237,3 +237,21 @@ def test_arena_serve_says_which_deadline_applies_to_each_missing_bot(tmp_path: P
             "(no_show_ms)") in said, said
     assert ("visitor: left; its seats forfeit unless it is back within 7000 ms "
             "(reconnect_ms)") in said, said
+
+
+@pytest.mark.e2e
+def test_arena_match_names_its_own_arguments_in_errors(tmp_path: Path) -> None:
+    """A slip in `arena match`'s arguments is named as the argument (BOT_A, --option), not
+    as a config file's field (bot[0].command, options.VARIANT) the user never wrote (an
+    outside walkthrough). Exit 2, one line."""
+    cases = [
+        (("pyhton random_bot.py", RANDOM), "error: BOT_A.command"),
+        ((RANDOM, "pyhton random_bot.py"), "error: BOT_B.command"),
+        ((RANDOM, RANDOM, "--option", "target=20"), "error: --option: variant"),
+    ]
+    for args, said in cases:
+        run = arena("match", "argentine-1v1", *args, cwd=tmp_path)
+        assert run.returncode == 2, explain(run)
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1, run.stderr
+        assert lines[0].startswith(said), lines
