@@ -72,6 +72,9 @@ def test_elo_and_score_are_inverse_logistic() -> None:
     assert elo_to_score(0) == 0.5
     for elo in (-300.0, -20.0, 0.0, 35.0, 250.0):
         assert score_to_elo(elo_to_score(elo)) == pytest.approx(elo)
+    # a perfect record is no finite difference (it printed as a made-up +4800)
+    assert (score_to_elo(1.0), score_to_elo(0.0)) == (math.inf, -math.inf)
+    assert score_to_elo(1.2) == math.inf
 
 
 def test_pentanomial_counts_pairs_by_their_score() -> None:

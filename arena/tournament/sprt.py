@@ -38,8 +38,13 @@ beyond, the expected scores round to certainties and the test cannot be computed
 
 
 def score_to_elo(score: float) -> float:
-    """The logistic Elo difference that gives an expected score `score` (0 < score < 1)."""
-    score = min(max(score, 1e-12), 1 - 1e-12)
+    """The logistic Elo difference that gives an expected score `score`: infinite at 0 and 1
+    and beyond (a perfect record so far says no finite difference; clamped, it printed as a
+    made-up +4800, an outside walkthrough saw)."""
+    if score >= 1:
+        return math.inf
+    if score <= 0:
+        return -math.inf
     return -400 * math.log10(1 / score - 1)
 
 
