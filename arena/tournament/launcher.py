@@ -96,16 +96,16 @@ def program_file(command: Iterable[str], cwd: Path) -> Path | None:
         return not any(path.is_relative_to(root) for root in system)
 
     first = argv[0]
-    found = shutil.which(first) if os.sep not in first else None
-    head = Path(os.path.abspath(cwd / first)) if os.sep in first else None
-    if head is not None and _is_file(head) and outside_system(_resolved(head)):
-        return head  # the command is the program
-    if head is None and (first in ("python", "python3") or found is None
-                         or not outside_system(_resolved(Path(found)))):
-        pass  # an interpreter on PATH: its program follows
-    elif head is None:
-        return None  # a program found on PATH outside the system: not the bot's own file
-    for arg in argv[1:]:
+    if os.sep in first:
+        head = Path(os.path.abspath(cwd / first))
+        if _is_file(head) and outside_system(_resolved(head)):
+            return head  # the command is the program
+    else:  # found on PATH: an interpreter, unless it is a program of its own outside the system
+        found = shutil.which(first)
+        if first not in ("python", "python3") and found is not None and outside_system(
+                _resolved(Path(found))):
+            return None
+    for arg in argv[1:]:  # after an interpreter: its program, the first non-option
         if arg.startswith("-"):
             continue
         try:
