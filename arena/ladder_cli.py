@@ -172,7 +172,8 @@ def _ignore_signal(_signum: int, _frame: object) -> None:
 @click.option("--stdio", is_flag=True,
               help="The command speaks lines on stdin/stdout (docs/stdio.md), not gRPC.")
 @click.option("--dir", "folder", help="The bot's own folder, readable in its sandbox "
-              "(default: that of the first file its command names).")
+              "(default: its program's: the command, or an interpreter's first argument "
+              "that is not an option).")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
               help="An environment variable for the bot (repeatable).")
 @_CONFIG
@@ -201,9 +202,9 @@ def add(name: str, version: str, command: str | None, token: str | None, stdio: 
         out.print(printable(_entered(ladder, bot, before)), markup=False, highlight=False)
         for other, shared in _folder_sharers(book, ladder, bot):
             err.print(printable(
-                f"warning: {bot.name} and {other} run from one folder tree ({shared}), so "
-                f"each may read the other's files (a bot's own folder is that of the first "
-                f"file its command names): give {bot.name} a folder of its own"
+                f"warning: {bot.name} and {other} run from one folder ({shared}), so "
+                f"each may read the other's files (a bot's own folder is its program's): "
+                f"give {bot.name} a folder of its own, or --dir"
             ), style="yellow", markup=False, highlight=False)
         if token and len(token) < GOOD_TOKEN:
             err.print(f"warning: --token: {len(token)} characters; anyone who can reach the "

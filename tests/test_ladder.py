@@ -430,7 +430,7 @@ def test_ladder_add_warns_of_a_bot_taking_another_bots_folder(tmp_path: Path) ->
     assert "warning" not in add("peeker", "--command",
                                 "python -c 'import runpy' alice/bot.py").stderr
     taken = add("mallory", "--command", "python alice/other.py").stderr
-    assert "warning: mallory and alice run from one folder tree" in " ".join(taken.split())
+    assert "warning: mallory and alice run from one folder" in " ".join(taken.split())
     assert "bob" not in taken
 
 
