@@ -264,7 +264,7 @@ def _env_table(items: tuple[str, ...]) -> dict[str, str]:
 
 def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple[str, Path]]:
     """The other active bots (by name: a bot's versions share its folder) whose own folder
-    (`dir`, else its program's) is `bot`'s, or one inside the other, unless both set `dir`
+    (`dir`, else its program's) is `bot`'s, unless both set `dir`
     (`launcher.shared_folders`, as a tournament warns), and that folder."""
     if not bot.command:
         return []
