@@ -916,10 +916,10 @@ def preflight(config: TournamentConfig, *, bind: bool = True) -> None:
         if importlib.util.find_spec("ray") is None:
             raise ConfigError("executor.kind: \"ray\" needs Ray: pip install 'truco-arena[ray]'")
     if bind:
-        _check_listen(config.listen)
+        check_listen(config.listen)
 
 
-def _check_listen(listen: str, field: str = "tournament.listen") -> None:
+def check_listen(listen: str, field: str = "tournament.listen") -> None:
     """`listen` (HOST:PORT) can be listened on now; else a `ConfigError` naming `field`."""
     host, port = _listen_address(listen)
     try:
@@ -933,6 +933,3 @@ def _check_listen(listen: str, field: str = "tournament.listen") -> None:
             probe.bind(address)
         except OSError as exc:
             raise ConfigError(f"{field}: cannot listen on {listen}: {exc.strerror}") from None
-
-
-check_listen = _check_listen
