@@ -3,8 +3,8 @@
 The candidate bot plays real matches, through the real referee and tournament runner, against
 the sample random bot (sample_bots/random_bot.py) over the chosen variants. What the runner
 stores — a row per match (arena/tournament/store.py), a replay file per match
-(docs/replay.md) and each launched seat's output — is then read back for the candidate's
-seats, and six checks are judged:
+(docs/replay.md), each launched seat's output and the referee's log — is then read back for
+the candidate's seats, and seven checks are judged:
 
     connects and says hello               no `forfeit` with the candidate at fault
     answers every decision in time        no timeout strike on its seats
@@ -13,6 +13,11 @@ seats, and six checks are judged:
     every match reached its natural end   termination `normal` (the overall pass)
     answers are the bot's own             no `FALLBACK_MARK` line in its output: the Python
                                           SDK answered for it because `act()` raised
+    sends nothing the referee refuses     no message answered with an in-band error: an
+                                          unknown or already answered request id, a reply
+                                          for a seat or match it was not asked for, a second
+                                          hello, an unreadable answer (`messages_refused` in
+                                          the referee's log; late answers are the timeouts')
 
 Everything here but `sample_bot`, `check_config` and `load_matches` is a pure function over
 `MatchRow`s and `Replay`s, so the judging is tested without playing a match. For information
@@ -25,6 +30,7 @@ from __future__ import annotations
 
 import enum
 import glob
+import json
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -72,6 +78,7 @@ CHECKS: tuple[Check, ...] = (
     Check("connected", "stays connected to the end", "connected"),
     Check("natural_end", "every match reached its natural end", "natural end"),
     Check("own_answers", "answers are the bot's own (no SDK fallback)", "own"),
+    Check("clean", "sends nothing the referee refuses", "clean"),
 )
 _NATURAL_END = 4  # index of "natural_end" in CHECKS: the overall pass
 
@@ -107,6 +114,31 @@ class MatchCheck:
     signs_sent: int = 0  # signs the candidate sent with its actions (recorded by the referee)
     signs_received: int = 0  # signs its seats received from a partner seat
     fallbacks: int = 0  # answers the SDK made for it because act() raised
+    refused: int = 0  # its messages the referee refused in-band (late answers left out)
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """The messages of the candidate the referee refused in one match, by error code
+    (``UNKNOWN_REQUEST``, ...), and the first text of each (`count_refused`)."""
+
+    counts: Mapping[str, int]
+    first: Mapping[str, str]
+
+    def describe(self) -> str:
+        """A line with the total, then a line per code: how many, and the first's text."""
+        lines = [f"the referee refused {plural(sum(self.counts.values()), 'message')} of "
+                 "the bot, answering each with an Error that says why:"]
+        lines.extend(
+            f"{code} x{n}: {self.first.get(code, '')}"
+            for code, n in sorted(self.counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
+        return "\n".join(lines)
+
+
+NOT_REFUSALS = frozenset({"LATE_ANSWER"})
+"""Refusals `arena check` does not count: a late answer is the consequence of a timeout,
+which the "in time" check reports."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,10 +220,12 @@ def signs(replay: Replay, seats: Sequence[int]) -> tuple[int, int]:
 
 
 def check_match(
-    row: MatchRow, replay: Replay, candidate: str = CANDIDATE, fallbacks: int = 0
+    row: MatchRow, replay: Replay, candidate: str = CANDIDATE, fallbacks: int = 0,
+    refused: Refused | None = None,
 ) -> MatchCheck:
     """Judge every check on one stored match and its replay, for the candidate's seats;
-    `fallbacks` is how many answers the SDK made for it (`count_fallbacks`)."""
+    `fallbacks` is how many answers the SDK made for it (`count_fallbacks`), `refused` what
+    of its messages the referee refused (`count_refused`)."""
     seats = candidate_seats(row, replay, candidate)
     result = replay.result or {}
     at_fault = row.faulty_bot == candidate
@@ -230,12 +264,19 @@ def check_match(
         )
     else:
         own = Finding(Verdict.PASS if reached else Verdict.UNTESTED)
+    counted = {code: n for code, n in (refused.counts if refused else {}).items()
+               if code not in NOT_REFUSALS and n > 0}
+    if counted and refused is not None:
+        shown = Refused(counted, refused.first)
+        clean = Finding(Verdict.FAIL, shown.describe(), row.id, sum(counted.values()), 1)
+    else:
+        clean = Finding(Verdict.PASS if started else Verdict.UNTESTED)
     sent, received = signs(replay, seats)
     return MatchCheck(
         match_id=row.id,
         variant=row.variant,
         seats=seats,
-        findings=(hello, in_time, legal, connected, natural, own),
+        findings=(hello, in_time, legal, connected, natural, own, clean),
         strikes=sum(row.strikes[s] for s in seats if s < len(row.strikes)),
         decisions=len(actions) + struck,
         latencies_ms=tuple(
@@ -246,6 +287,7 @@ def check_match(
         signs_sent=sent,
         signs_received=received,
         fallbacks=fallbacks,
+        refused=sum(counted.values()),
     )
 
 
@@ -325,13 +367,16 @@ def analyse(
     variants: Sequence[str],
     candidate: str = CANDIDATE,
     fallbacks: dict[str, int] | None = None,
+    refused: Mapping[str, Refused] | None = None,
 ) -> list[VariantCheck]:
     """The checks per variant, in the order of `variants`, from stored rows and replays (and
-    the SDK fallbacks counted per match id, `count_fallbacks`)."""
+    the SDK fallbacks counted per match id, `count_fallbacks`, and the refused messages,
+    `count_refused`)."""
     per_variant: dict[str, list[MatchCheck]] = {v: [] for v in variants}
     for row, replay in sorted(matches, key=lambda pair: pair[0].id):
         per_variant.setdefault(row.variant, []).append(
-            check_match(row, replay, candidate, (fallbacks or {}).get(row.id, 0))
+            check_match(row, replay, candidate, (fallbacks or {}).get(row.id, 0),
+                        (refused or {}).get(row.id))
         )
     return [check_variant(v, checks) for v, checks in per_variant.items()]
 
@@ -427,6 +472,41 @@ def count_fallbacks(config: TournamentConfig, match_ids: Iterable[str]) -> dict[
     return counts
 
 
+def count_refused(log_file: Path, candidate: str = CANDIDATE) -> dict[str, Refused]:
+    """Per match id, the candidate's messages the referee refused, from the
+    ``messages_refused`` lines of the referee's log (one per connection that had any, as it
+    ended; a launched seat's connection plays one match). A line that is not JSON, or not
+    such an event, is skipped."""
+    counts: dict[str, Counter[str]] = {}
+    first: dict[str, dict[str, str]] = {}
+    try:
+        text = log_file.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return {}
+    for line in text.splitlines():
+        if '"messages_refused"' not in line:
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(event, dict) or event.get("event") != "messages_refused" or (
+                event.get("bot") != candidate):
+            continue
+        matches, got, texts = event.get("matches"), event.get("counts"), event.get("first")
+        if not isinstance(matches, list) or not matches or not isinstance(got, dict):
+            continue
+        match_id = str(matches[0])
+        counter = counts.setdefault(match_id, Counter())
+        for code, n in got.items():
+            if isinstance(n, int):
+                counter[str(code)] += n
+        if isinstance(texts, dict):
+            for code, said in texts.items():
+                first.setdefault(match_id, {}).setdefault(str(code), str(said))
+    return {m: Refused(dict(c), first.get(m, {})) for m, c in counts.items()}
+
+
 def stdio_bad_lines(config: TournamentConfig, match_ids: Iterable[str]) -> tuple[int, str]:
     """How many lines the stdio adapter refused in the candidate's output files (a line on
     the bot's stdout that is not a reply: `arena.stdio.lines.BAD_LINE_MARK`), and the first,
@@ -445,7 +525,8 @@ def stdio_bad_lines(config: TournamentConfig, match_ids: Iterable[str]) -> tuple
 
 # --------------------------------------------------------------------------- the report
 
-_FAULTS = {"in_time": "timeout", "legal": "illegal answer", "own_answers": "fallback answer"}
+_FAULTS = {"in_time": "timeout", "legal": "illegal answer", "own_answers": "fallback answer",
+           "clean": "refused message"}
 _STYLE = {Verdict.PASS: "green", Verdict.FAIL: "bold red", Verdict.UNTESTED: "dim"}
 
 

@@ -780,7 +780,8 @@ def _check(config: TournamentConfig, command: str, kept: bool) -> bool:
         arena_logging.configure(stream=sys.stderr, level="error")  # closes the log file
     matches = checking.load_matches(runner.store, config)
     fallbacks = checking.count_fallbacks(config, (row.id for row, _ in matches))
-    reports = checking.analyse(matches, config.variants, fallbacks=fallbacks)
+    refused = checking.count_refused(config.logs / f"{config.name}.jsonl")
+    reports = checking.analyse(matches, config.variants, fallbacks=fallbacks, refused=refused)
     runner.store.close()
     out.print(checking.report_table(reports))
     for line in [*checking.check_lines(reports), *checking.action_lines(reports)]:

@@ -20,11 +20,13 @@ from test_e2e_support import SAMPLE_BOTS, TEST_BOTS, arena, explain, stored_matc
 
 from arena.check import (
     CHECKS,
+    Refused,
     Verdict,
     analyse,
     check_lines,
     check_match,
     check_variant,
+    count_refused,
     summary,
 )
 from arena.referee import Answer, DecisionRequest, FaultPolicy, TimeControl, run_match
@@ -97,7 +99,7 @@ def _late_once() -> Policy:
 def test_a_clean_match_passes_every_check_and_reports_what_the_candidate_did(
     tmp_path: Path,
 ) -> None:
-    """A match played to its end without a fault passes all six checks; the decisions,
+    """A match played to its end without a fault passes all seven checks; the decisions,
     latencies and chosen kinds are exactly the candidate's action lines in the replay, and
     what it was offered comes from the rules engine (the first legal action is always a play
     or a call, so a first-legal bot is offered more than it chooses)."""
@@ -118,6 +120,48 @@ def test_a_clean_match_passes_every_check_and_reports_what_the_candidate_did(
     assert summary([report]).startswith("PASS: every check passed in 1 variant")
 
 
+def test_refused_messages_fail_only_clean_with_each_code_counted(tmp_path: Path) -> None:
+    """Messages the referee refused in-band (read from its log: `count_refused`) fail 'sends
+    nothing the referee refuses' with a line per error code, most frequent first, and
+    nothing else; late answers alone (the consequence of a timeout, which 'in time'
+    reports) do not. Lines of other events, other bots, or not JSON at all are skipped."""
+    row, replay = _stored(tmp_path, first_legal)
+    log = tmp_path / "referee.jsonl"
+    event = {"event": "messages_refused", "bot": "candidate", "matches": [row.id],
+             "counts": {"UNKNOWN_REQUEST": 2, "DUPLICATE_ANSWER": 5, "LATE_ANSWER": 1},
+             "first": {"UNKNOWN_REQUEST": "no such request on this connection (request 'x')",
+                       "DUPLICATE_ANSWER": "this request was already answered"}}
+    log.write_text("\n".join([
+        "not json {",
+        json.dumps({**event, "bot": "opponent"}),
+        json.dumps({**event, "event": "bot_disconnected"}),
+        json.dumps(event),
+        json.dumps({**event, "counts": {"UNKNOWN_REQUEST": 1}, "first": {}}),  # a reconnect
+    ]) + "\n", encoding="utf-8")
+    refused = count_refused(log)
+    assert set(refused) == {row.id}
+    assert refused[row.id].counts == {"UNKNOWN_REQUEST": 3, "DUPLICATE_ANSWER": 5,
+                                      "LATE_ANSWER": 1}
+    checked = check_match(row, replay, refused=refused[row.id])
+    verdicts = _verdicts(checked.findings)
+    assert verdicts.pop("clean") is Verdict.FAIL
+    assert set(verdicts.values()) == {Verdict.PASS}
+    finding = checked.findings[[c.key for c in CHECKS].index("clean")]
+    assert finding.faults == checked.refused == 8  # the late answer is not counted
+    assert finding.detail.splitlines() == [
+        "the referee refused 8 messages of the bot, answering each with an Error that says why:",
+        "DUPLICATE_ANSWER x5: this request was already answered",
+        "UNKNOWN_REQUEST x3: no such request on this connection (request 'x')",
+    ]
+    lines = check_lines([check_variant("argentine-1v1", [checked])])
+    assert "  FAIL  sends nothing the referee refuses" in lines
+    assert any("(8 refused messages in 1 of 1 match;" in line for line in lines)
+    late_only = Refused({"LATE_ANSWER": 4}, {})
+    assert set(_verdicts(check_match(row, replay, refused=late_only).findings).values()) == {
+        Verdict.PASS}
+    assert count_refused(tmp_path / "no-such.jsonl") == {}
+
+
 def test_three_timeouts_fail_in_time_with_the_stored_detail_and_every_strike(
     tmp_path: Path,
 ) -> None:
@@ -131,6 +175,7 @@ def test_three_timeouts_fail_in_time_with_the_stored_detail_and_every_strike(
     assert _verdicts(checked.findings) == {
         "hello": Verdict.PASS, "in_time": Verdict.FAIL, "legal": Verdict.PASS,
         "connected": Verdict.PASS, "natural_end": Verdict.FAIL, "own_answers": Verdict.PASS,
+        "clean": Verdict.PASS,
     }
     in_time, natural = checked.findings[1], checked.findings[4]
     assert in_time.detail.startswith("no answer within 1000 ms")
@@ -205,7 +250,7 @@ def test_a_forfeit_at_start_fails_hello_and_leaves_the_rest_untested() -> None:
     assert _verdicts(checked.findings) == {
         "hello": Verdict.FAIL, "in_time": Verdict.UNTESTED, "legal": Verdict.UNTESTED,
         "connected": Verdict.UNTESTED, "natural_end": Verdict.FAIL,
-        "own_answers": Verdict.UNTESTED,
+        "own_answers": Verdict.UNTESTED, "clean": Verdict.UNTESTED,
     }
     assert checked.findings[0].detail == detail
     report = check_variant("mineiro-1v1", [checked])
@@ -233,7 +278,7 @@ def test_variants_combine_their_matches_and_keep_the_first_problem(tmp_path: Pat
     assert (in_time.failed, in_time.faults) == (1, 1)
     assert in_time.where.startswith("t:argentine-1v1:candidate-opponent:1,")
     text = summary(reports)
-    assert text.startswith("FAIL: 1 of 6 checks failed (answers every decision in time)")
+    assert text.startswith("FAIL: 1 of 7 checks failed (answers every decision in time)")
     assert "mineiro-1v1, argentine-1v1" in text
 
 
@@ -252,7 +297,7 @@ def _line(verdict: str, title: str) -> str:
 @pytest.mark.e2e
 def test_the_sample_random_bot_passes_every_check() -> None:
     """The sample random bot, given as a command relative to the folder the check runs in,
-    passes all five checks in a 1v1 variant and in gallo (two matches each, both sides):
+    passes every check in a 1v1 variant and in gallo (two matches each, both sides):
     exit 0; the table has a row per variant; every check is named with PASS; the action
     kinds it chose are listed; nothing is left in the folder it ran in."""
     run = _check("python random_bot.py", "--variant", "argentine-1v1",
@@ -273,7 +318,7 @@ def test_the_sample_random_bot_passes_every_check() -> None:
 def test_the_javascript_bot_passes_every_check_in_every_variant(
     js_random: list[str], tmp_path: Path
 ) -> None:
-    """The Node.js sample bot (another language, the same contract) passes all five checks in
+    """The Node.js sample bot (another language, the same contract) passes every check in
     every variant, one match each: what a bot author in any language sees before a contest."""
     run = _check(" ".join(js_random), "--matches-per-pair", "1", cwd=tmp_path)
     assert run.returncode == 0, explain(run)
@@ -372,6 +417,31 @@ def test_a_bot_whose_act_raises_fails_own_answers(tmp_path: Path) -> None:
     assert re.search(r"\(\d+ fallback answers in 1 of 1 match;", out), out
     assert re.search(_line("PASS", "only legal answers"), out, re.MULTILINE), out
     assert re.search(_line("PASS", "answers every decision in time"), out, re.MULTILINE), out
+
+
+@pytest.mark.e2e
+def test_a_bot_wrapping_its_answers_in_noise_fails_clean_naming_each_refusal(
+    tmp_path: Path,
+) -> None:
+    """tests/bots/hostile_confused.py (raw gRPC, no SDK) answers every decision rightly, and
+    also sends, each time, an answer to a request that does not exist, one for a seat it does
+    not hold and its answer again. Its matches end normally and no strike falls, so every
+    check used to pass; now 'sends nothing the referee refuses' fails, naming the three error
+    codes it was sent, with their counts; exit 1."""
+    run = _check(f"python {TEST_BOTS / 'hostile_confused.py'}", "--variant", "argentine-1v1",
+                 "--games", "1", cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    out = run.stdout
+    assert re.search(_line("FAIL", "sends nothing the referee refuses"), out, re.MULTILINE), out
+    for title in ("only legal answers", "answers every decision in time",
+                  "every match reached its natural end", "stays connected to the end"):
+        assert re.search(_line("PASS", title), out, re.MULTILINE), out
+    counts = {code: int(n) for code, n in re.findall(
+        r"^\s+(UNKNOWN_REQUEST|NOT_YOUR_SEAT|DUPLICATE_ANSWER) x(\d+): ", out, re.MULTILINE)}
+    assert set(counts) == {"UNKNOWN_REQUEST", "NOT_YOUR_SEAT", "DUPLICATE_ANSWER"}, out
+    assert min(counts.values()) > 0
+    assert "no such request on this connection" in out
+    assert re.search(r"\((\d+) refused messages in 1 of 1 match;", out), out
 
 
 @pytest.mark.e2e

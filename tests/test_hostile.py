@@ -139,6 +139,12 @@ class Played:
     rows: list[dict[str, Any]]
     told: dict[str, Counter[str]]  # bot -> what its processes noted, line -> count
     mark: str  # ARENA_E2E_MARK in the referee's (and so every bot's) environment
+    log_file: Path  # the referee's structlog lines
+
+    def events(self, name: str) -> list[dict[str, Any]]:
+        """The referee's log events called `name`."""
+        lines = self.log_file.read_text(encoding="utf-8").splitlines()
+        return [e for e in map(json.loads, lines) if e.get("event") == name]
 
     def of(self, bot: str) -> list[dict[str, Any]]:
         return [r for r in self.rows if bot in (r["bot0"], r["bot1"])]
@@ -175,7 +181,7 @@ def _tournament(folder: Path, name: str, bots: dict[str, list[str]]) -> Played:
         bot = path.name.split(".")[0]
         told.setdefault(bot, Counter()).update(path.read_text(encoding="utf-8").splitlines())
     rows = stored_matches(folder / "arena.db") if (folder / "arena.db").exists() else []
-    return Played(name, list(bots), run, rows, told, mark)
+    return Played(name, list(bots), run, rows, told, mark, folder / "logs" / f"{name}.jsonl")
 
 
 @pytest.fixture(scope="module")
@@ -332,6 +338,22 @@ def test_protocol_noise_is_refused_in_band(hostile: Played) -> None:
         "error ERROR_CODE_NOT_YOUR_SEAT",
         "error ERROR_CODE_DUPLICATE_ANSWER",
     }, hostile.told["confused"]
+    # ... and the referee's log says so, per connection (what `arena check` reads as "sends
+    # nothing the referee refuses"), counting each refusal the bot was told of, and at most
+    # one more per code and match (the last may be written after the bot stopped reading).
+    refused: Counter[str] = Counter()
+    for event in hostile.events("messages_refused"):
+        assert event["bot"] not in HONEST, event
+        if event["bot"] == "confused":
+            assert len(event["matches"]) == 1, event
+            assert event["matches"][0].startswith("hostile:"), event
+            refused.update(event["counts"])
+    was_told = {code.removeprefix("error ERROR_CODE_"): n
+                for code, n in hostile.told["confused"].items() if code.startswith("error ")}
+    assert set(refused) == set(was_told), refused
+    matches = len(hostile.of("confused"))
+    for code, n in was_told.items():
+        assert n <= refused[code] <= n + matches, (code, refused, was_told)
     slow = {line for line in hostile.told["slow"] if line.startswith("error ")}
     told = hostile.told["slow"]
     assert slow == {"error ERROR_CODE_LATE_ANSWER", "error ERROR_CODE_TIMEOUT"}, told

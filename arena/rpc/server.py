@@ -82,6 +82,9 @@ NO_TOKEN = ("no token: a bot the referee launches reads it once from the file de
 """Why a hello with an empty token is refused (the usual slip of a bot written by hand)."""
 
 
+MATCHES_NOTED = 64
+"""Match ids a connection notes for its `messages_refused` line (a launched seat plays one)."""
+
 EXPIRED_KEPT = 8192
 """Request ids a connection remembers after their answer or deadline (to tell a late answer
 from an unknown one)."""
@@ -274,6 +277,13 @@ class Connection:
     _waiting: dict[str, _Waiting] = field(default_factory=dict)
     _expired: OrderedDict[str, str] = field(default_factory=OrderedDict)  # request id -> why
     _strays: int = field(init=False)  # stray messages still allowed
+    refused: Counter[str] = field(default_factory=Counter)
+    """Messages refused in-band (an `Error` sent back) and otherwise ignored, by error code
+    (``UNKNOWN_REQUEST``, ``DUPLICATE_ANSWER``, ``NOT_YOUR_SEAT``, ``MALFORMED``: a second
+    hello or an empty message, ``LATE_ANSWER``); an unreadable answer is not one of them:
+    it reaches its request, and the referee strikes it."""
+    refused_first: dict[str, str] = field(default_factory=dict)  # code -> the first's text
+    matches: dict[str, None] = field(default_factory=dict)  # ids of the matches it played
 
     def __post_init__(self) -> None:
         self._strays = self.max_strays
@@ -283,7 +293,20 @@ class Connection:
     ) -> RemoteSeatLink:
         """The seat `seat` of match `match_id`, played over this connection. With `reconnect`,
         the seat may move to a later connection with the same token (see `reconnect`)."""
+        if len(self.matches) < MATCHES_NOTED:
+            self.matches[match_id] = None
         return RemoteSeatLink(self, match_id, seat, bot_name or self.bot_name, reconnect)
+
+    def _refuse(self, code: Any, text: str, *, request_id: str = "", match_id: str = "") -> None:
+        """Refuse a message in-band, and count it (`refused`; logged as `messages_refused`
+        when the connection ends, which `arena check` reads)."""
+        name = pb.ErrorCode.Name(code).removeprefix("ERROR_CODE_")
+        self.refused[name] += 1
+        if name not in self.refused_first:
+            where = (f" (request {brief(request_id, 100)!r})"
+                     if request_id and request_id not in text else "")
+            self.refused_first[name] = text + where
+        self.send(_error(code, text, request_id=request_id, match_id=match_id))
 
     def send(self, message: Any) -> None:
         """Queue a message; a connection that cannot keep up is closed."""
@@ -384,7 +407,7 @@ class Connection:
         body = message.WhichOneof("body")
         if body != "action":
             what = "a second hello" if body == "hello" else "an empty message"
-            self.send(_error(pb.ERROR_CODE_MALFORMED, f"expected an action reply, got {what}"))
+            self._refuse(pb.ERROR_CODE_MALFORMED, f"expected an action reply, got {what}")
             return False
         reply = message.action
         rid = reply.request_id
@@ -396,37 +419,32 @@ class Connection:
                 # a bot that stalled and answers its backlog. Refused in-band, never counted
                 # as flood evidence (each request earns at most one such answer).
                 self._expired[rid] = "answered"
-                self.send(_error(pb.ERROR_CODE_LATE_ANSWER,
-                                 "the deadline passed; answer discarded",
-                                 request_id=rid, match_id=reply.match_id))
+                self._refuse(pb.ERROR_CODE_LATE_ANSWER, "the deadline passed; answer discarded",
+                             request_id=rid, match_id=reply.match_id)
                 return True
             if why == "answered":
                 code, text = pb.ERROR_CODE_DUPLICATE_ANSWER, "this request was already answered"
             else:
                 code, text = pb.ERROR_CODE_UNKNOWN_REQUEST, "no such request on this connection"
-            self.send(_error(code, text, request_id=rid, match_id=reply.match_id))
+            self._refuse(code, text, request_id=rid, match_id=reply.match_id)
             return False
         if reply.match_id != waiting.match_id or reply.seat != waiting.seat:
-            self.send(
-                _error(
-                    pb.ERROR_CODE_NOT_YOUR_SEAT,
-                    f"request {rid} is for match {waiting.match_id!r} seat {waiting.seat}; "
-                    f"the reply said match {brief(reply.match_id, 100)!r} seat {reply.seat} "
-                    "(echo both from the DecisionRequest)",
-                    request_id=rid,
-                    match_id=reply.match_id,
-                )
+            self._refuse(
+                pb.ERROR_CODE_NOT_YOUR_SEAT,
+                f"request {rid} is for match {waiting.match_id!r} seat {waiting.seat}; "
+                f"the reply said match {brief(reply.match_id, 100)!r} seat {reply.seat} "
+                "(echo both from the DecisionRequest)",
+                request_id=rid,
+                match_id=reply.match_id,
             )
             return False
         answer = _read_answer(reply, waiting.deck)
         del self._waiting[rid]
         self._expire(rid, "answered")
         waiting.received_at = self.stream.received_at
-        if isinstance(answer, ProtocolViolation):
-            self.send(
-                _error(pb.ERROR_CODE_MALFORMED, str(answer), request_id=rid,
-                       match_id=reply.match_id)
-            )
+        if isinstance(answer, ProtocolViolation):  # a strike, the referee's: not `refused`
+            self.send(_error(pb.ERROR_CODE_MALFORMED, str(answer), request_id=rid,
+                             match_id=reply.match_id))
         with suppress(trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
             waiting.answer.send_nowait(answer)
         return True
@@ -758,6 +776,9 @@ class Hub:
             if conn.token in self._tokens:  # a revoked one-off token is forgotten
                 self._last_close[conn.token] = conn.close_reason
             self._notify()
+            if conn.refused:  # what `arena check` reports as "nothing refused"
+                log.info("messages_refused", bot=conn.bot_name, matches=list(conn.matches),
+                         counts=dict(conn.refused), first=conn.refused_first)
             log.info("bot_disconnected", bot=conn.bot_name, reason=conn.close_reason)
 
     async def _hello(
