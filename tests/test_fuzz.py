@@ -4,9 +4,9 @@ A hostile review (round 5) hung a whole tournament with one card text ("⁷e"): 
 reads a bot's answer met an input its author had not listed. The tests here do not list
 inputs: a seeded fuzzing bot (tests/bots/hostile_fuzzer.py, raw gRPC, no SDK) plays every
 variant in a real tournament, and hypothesis generates `ActionReply` messages for the
-referee's reader. What must hold whatever comes: the referee refuses or strikes, never fails
-itself (no `answer_unreadable`, no `router_failed`, no error logged), every match reaches its
-end, and the honest opponent is never at fault.
+referee's reader and lines for the stdio door's. What must hold whatever comes: the referee
+refuses or strikes, never fails itself (no `answer_unreadable`, no `router_failed`, no error
+logged), every match reaches its end, and the honest opponent is never at fault.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from arena.rpc import convert
 from arena.rpc.server import _read_answer
 from arena.rules import variant_names
 from arena.rules.signals import IllegalSignalError
+from arena.stdio.lines import BadLine, LogLine, Reply, parse_bot_line
 from arena.v1 import arena_pb2 as pb
 
 INT32 = st.integers(min_value=-(2**31), max_value=2**31 - 1)
@@ -171,3 +172,45 @@ def test_a_fuzzing_bot_is_refused_and_struck_and_every_match_ends(tmp_path: Path
     assert set(refused) <= {"UNKNOWN_REQUEST", "NOT_YOUR_SEAT", "MALFORMED", "DUPLICATE_ANSWER"}
     assert refused["UNKNOWN_REQUEST"] > 0, refused
     assert refused["DUPLICATE_ANSWER"] > 0, refused
+
+
+BOT_LINE = st.one_of(
+    TEXT,
+    st.builds(
+        lambda head, parts: " ".join([head, *parts]),
+        st.sampled_from(["action", "log", "ACTION", "action\t"]),
+        st.lists(st.one_of(
+            TEXT.filter(lambda t: " " not in t),
+            st.sampled_from(["0", "-1", "007", "9" * 12, "\u2077", "play:1e", "play:\u2077e",
+                             "play_face_down:", "play_face_down:\u0661", "play:1e1e",
+                             "truco:", "sign=envido", "value=33", "value=\u2077", "text=%",
+                             "text=%G1", "text=%e2%82", "sign=TEXT", "sign=\u00df", "=",
+                             "sign=", "value=" + "9" * 5000]),
+        ), max_size=5),
+    ),
+)
+
+
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=BOT_LINE, variant=st.sampled_from([*variant_names(), None]))
+def test_the_stdio_door_reads_any_line_or_says_what_to_write(
+    line: str, variant: str | None
+) -> None:
+    """The stdio door's reader (`arena.stdio.lines.parse_bot_line`, run by the adapter on the
+    bot's every line): whatever the line, a reply, a log line, nothing (blank), or `BadLine`
+    saying what to write instead — never another exception, which would end the adapter and
+    lose the seat its match (the same "⁷" that hung gRPC matches once passed `str.isdigit`
+    here too). A reply's sign, if read, is the engine's to judge: fine or its own error."""
+    deck = None if variant is None else convert.deck_of(variant)
+    try:
+        parsed = parse_bot_line(line, deck)
+    except BadLine as exc:
+        said = str(exc)
+        parsed = None
+    else:
+        said = "read"
+    assert said.strip()
+    assert parsed is None or isinstance(parsed, Reply | LogLine)
+    if isinstance(parsed, Reply) and parsed.signal is not None:
+        with contextlib.suppress(IllegalSignalError):
+            parsed.signal.check()
