@@ -959,10 +959,20 @@ def _listen_arg(text: str, option: str = "--listen") -> str:
 @click.option("--replays-while-playing", is_flag=True,
               help="Serve a match's replay (all cards) as soon as it is stored, before its "
                    "tournament is over (default: once it is over; a ladder's at once).")
-def web(database: Target, listen: str, replays_while_playing: bool) -> None:
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+              help="A reverse proxy in front (an address or network, repeatable): its "
+                   "requests are held to the limits of the client its X-Forwarded-For names, "
+                   "not all to one.")
+def web(database: Target, listen: str, replays_while_playing: bool,
+        trusted_proxies: tuple[str, ...]) -> None:
     """Serve the contest in a browser: tournaments, live standings, matches, replays."""
     from arena.web.app import serve  # starlette and hypercorn only for this command
+    from arena.web.limits import parse_proxies
 
+    try:
+        proxies = parse_proxies(trusted_proxies)
+    except ValueError as exc:
+        _fail(f"--trusted-proxy: {exc}")
     if not db_exists(database):
         _fail(f"--database: {database} does not exist (run a tournament first)")
     address = _listen_arg(listen)  # before anything is written: the migrations below
@@ -972,7 +982,8 @@ def web(database: Target, listen: str, replays_while_playing: bool) -> None:
     async def run() -> None:
         async with trio.open_nursery() as nursery:
             url = await nursery.start(partial(
-                serve, replays_while_playing=replays_while_playing), database, address)
+                serve, replays_while_playing=replays_while_playing,
+                trusted_proxies=proxies), database, address)
             out.print(f"arena web: {url}/ (database {describe_db(database)}; Ctrl-C to stop)",
                       highlight=False, markup=False)
 

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 import trio
-from test_e2e_support import TEST_BOTS, arena, python_bot, tournament_with_web
+from test_e2e_support import TEST_BOTS, arena, explain, python_bot, tournament_with_web
 from web_support import (
     BOTS,
     VARIANTS,
@@ -373,10 +373,13 @@ def _refusal(base: str, path: str, source: str = "127.0.0.1") -> tuple[int, str]
     return status, text.decode(errors="replace")
 
 
-def _request(base: str, path: str, source: str) -> tuple[socket.socket, int, bytes]:
+def _request(base: str, path: str, source: str,
+             forwarded: str | None = None) -> tuple[socket.socket, int, bytes]:
     host, port = base.removeprefix("http://").rsplit(":", 1)
     sock = socket.create_connection((host, int(port)), timeout=30, source_address=(source, 0))
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n".encode())
+    extra = f"X-Forwarded-For: {forwarded}\r\n" if forwarded is not None else ""
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n{extra}"
+                 "\r\n".encode())
     head = b""
     while b"\r\n" not in head:
         chunk = sock.recv(4096)
@@ -424,6 +427,47 @@ def test_a_visitor_holds_a_bounded_number_of_event_streams(played: Path, tmp_pat
         finally:
             for sock in held:
                 sock.close()
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_bounds(
+    played: Path, tmp_path: Path,
+) -> None:
+    """`arena web --trusted-proxy 127.0.0.1`: requests from that host (the proxy) are held to
+    the bounds of the client X-Forwarded-For names, its rightmost entry (a proxy appends the
+    address it saw: what the visitor wrote to its left is not believed). Client A behind the
+    proxy fills its 8 event streams and is refused the 9th, B behind the same proxy still
+    gets one, and A cannot pass itself off as B by writing B first. A host that is not a
+    trusted proxy (127.0.0.2) is itself whatever it writes in the header. Without the
+    option, every visitor behind a proxy shared one client's bounds (the test above)."""
+    proxy, a, b = "127.0.0.1", "203.0.113.7", "198.51.100.9"
+    with web_server(_unfinished_copy(played, tmp_path), "--trusted-proxy", proxy) as base:
+        path = f"/api/t/{NAME}/events"
+        held = []
+
+        def open_as(source: str, forwarded: str | None) -> int:
+            sock, status, _ = _request(base, path, source, forwarded)
+            if status == 200:
+                held.append(sock)
+            else:
+                sock.close()
+            return status
+
+        try:
+            for _ in range(8):
+                assert open_as(proxy, a) == 200
+            assert open_as(proxy, a) == 429
+            assert open_as(proxy, f"{b}, {a}") == 429  # B, then the proxy saw A: A
+            assert open_as(proxy, f"{a}, {b}") == 200  # the proxy saw B
+            for _ in range(8):  # the untrusted host, whatever it claims
+                assert open_as("127.0.0.2", f"{b}, 192.0.2.{len(held)}") == 200
+            assert open_as("127.0.0.2", "192.0.2.200") == 429
+            assert open_as(proxy, "not an address") == 200  # counts as the proxy itself
+        finally:
+            for sock in held:
+                sock.close()
+    bad = arena("web", "--database", played, "--trusted-proxy", "my-proxy", cwd=tmp_path)
+    assert bad.returncode == 2, explain(bad)
+    assert "--trusted-proxy: 'my-proxy' is not an IP address or network" in bad.stderr, bad.stderr
 
 
 def test_a_visitor_asking_too_fast_is_told_to_slow_down(played: Path, tmp_path: Path) -> None:
@@ -577,3 +621,35 @@ def test_a_report_of_a_tournament_being_played_embeds_no_replay(
     shown, said = embedded("--replays-while-playing")
     assert set(shown) == {r["id"] for r in _rows(database)}
     assert said == ""
+
+
+def test_client_of_believes_only_what_trusted_proxies_appended() -> None:
+    """`arena.web.limits.client_of`, the rule behind --trusted-proxy, case by case: the peer
+    unless it is a trusted proxy; then the rightmost X-Forwarded-For entry that is not a
+    trusted proxy (ports and IPv6 brackets dropped, an IPv4-mapped address as IPv4, several
+    header lines joined in order); the proxy itself when the header is missing, only names
+    proxies, or holds something that is not an address."""
+    from arena.web.limits import client_of, parse_proxies
+
+    proxies = parse_proxies(["10.0.0.0/8", "::1"])
+
+    def who(peer: str, *forwarded: str) -> str:
+        headers = [(b"x-forwarded-for", value.encode("latin-1")) for value in forwarded]
+        return client_of({"client": (peer, 5000), "headers": headers}, proxies)
+
+    assert who("192.0.2.1", "198.51.100.9") == "192.0.2.1"  # not a proxy: not believed
+    assert who("10.1.2.3") == "10.1.2.3"
+    assert who("10.1.2.3", "198.51.100.9") == "198.51.100.9"
+    assert who("10.1.2.3", "6.6.6.6, 198.51.100.9") == "198.51.100.9"
+    assert who("10.1.2.3", "198.51.100.9, 10.9.9.9") == "198.51.100.9"  # two proxies
+    assert who("10.1.2.3", "198.51.100.9:4711") == "198.51.100.9"
+    assert who("10.1.2.3", "[2001:db8::5]:443") == "2001:db8::5"
+    assert who("::1", "::ffff:198.51.100.9") == "198.51.100.9"
+    assert who("10.1.2.3", "6.6.6.6", "198.51.100.9") == "198.51.100.9"  # two lines
+    assert who("10.1.2.3", "10.5.5.5") == "10.1.2.3"  # only proxies
+    assert who("10.1.2.3", "unknown") == "10.1.2.3"
+    assert who("10.1.2.3", "198.51.100.9, <script>") == "10.1.2.3"
+    assert client_of({"client": ("10.1.2.3", 1), "headers": [
+        (b"x-forwarded-for", b"198.51.100.9")]}) == "10.1.2.3"  # no proxy trusted
+    with pytest.raises(ValueError, match="'proxy' is not an IP address or network"):
+        parse_proxies(["127.0.0.1", "proxy"])

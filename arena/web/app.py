@@ -33,7 +33,7 @@ from arena.replay import load_replay
 from arena.tournament.backend import Target, describe
 from arena.web import pages, replaydata
 from arena.web.data import TERMINATIONS, Database, DatabaseError, bot_stats
-from arena.web.limits import ClientLimits, WebLimits
+from arena.web.limits import ClientLimits, Network, WebLimits
 from arena.web.spectate import Spectators
 
 STATIC = Path(__file__).parent / "static"
@@ -76,12 +76,14 @@ def _steps(path: str, mtime: float, seat: int | None) -> tuple[dict[str, Any], l
 def create_app(
     database: Target, *, poll_s: float = POLL_S, spectators: Spectators | None = None,
     limits: WebLimits | None = None, replays_while_playing: bool = False,
+    trusted_proxies: tuple[Network, ...] = (),
 ) -> ClientLimits:
     """The web app over `database` (read-only); with `spectators`, also the live matches of
     the tournament playing in this process; each client held to `limits`. A match's replay
     is served once its tournament is over (a ladder's at once), unless
     `replays_while_playing`: bots' authors would study their opponents' hidden cards of the
-    matches played so far (README "Deals")."""
+    matches played so far (README "Deals"). Behind `trusted_proxies`, a client is the one
+    their ``X-Forwarded-For`` names (`arena.web.limits`)."""
     db = Database(database)
 
     def html(title: str, body: str, scripts: tuple[str, ...] = (), status: int = 200) -> Response:
@@ -289,7 +291,7 @@ def create_app(
     ]
     app = Starlette(routes=routes, exception_handlers={
         HTTPException: http_error, DatabaseError: db_error, Exception: crash})
-    return ClientLimits(app, limits or WebLimits())
+    return ClientLimits(app, limits or WebLimits(), trusted_proxies=trusted_proxies)
 
 
 async def serve(
@@ -299,6 +301,7 @@ async def serve(
     poll_s: float = POLL_S,
     spectators: Spectators | None = None,
     replays_while_playing: bool = False,
+    trusted_proxies: tuple[Network, ...] = (),
 ) -> None:
     """Serve the app on `listen` (HOST:PORT; port 0 picks a free one) until cancelled;
     `task_status.started` gets the URL it listens on."""
@@ -307,7 +310,8 @@ async def serve(
     config.accesslog = None
     config.errorlog = None
     app = create_app(database, poll_s=poll_s, spectators=spectators,
-                     replays_while_playing=replays_while_playing)
+                     replays_while_playing=replays_while_playing,
+                     trusted_proxies=trusted_proxies)
 
     async def started(*, task_status: trio.TaskStatus[list[str]]) -> None:
         # Starlette's ASGI types are looser than Hypercorn's (both are ASGI 3 apps).
