@@ -82,7 +82,8 @@ def _psycopg() -> Any:
         import psycopg
     except ImportError:
         raise DatabaseError(
-            "database: a postgresql:// URL needs psycopg: pip install 'truco-arena[postgresql]'"
+            "database: a postgresql:// URL needs psycopg: pip install 'truco-arena[postgresql]' "
+            "(in a checkout: .venv/bin/pip install -e '.[postgresql]')"
         ) from None
     return psycopg
 
