@@ -28,12 +28,13 @@ class Client:
     of its own, as a bot process has (gRPC would otherwise share one between the channels of
     a process, and the referee lets a connection hold only a few streams)."""
 
-    def __init__(self, port: int, address: str | None = None) -> None:
+    def __init__(self, port: int, address: str | None = None,
+                 compression: grpc.Compression | None = None) -> None:
         self.channel = grpc.insecure_channel(address or f"127.0.0.1:{port}",
                                              options=[("grpc.use_local_subchannel_pool", 1)])
         self.outbox: queue.SimpleQueue[pb.BotMessage | None] = queue.SimpleQueue()
         stub = pb_grpc.RefereeStub(self.channel)  # type: ignore[no-untyped-call]
-        self.responses = stub.Play(self._outgoing())
+        self.responses = stub.Play(self._outgoing(), compression=compression)
 
     def _outgoing(self) -> Iterator[pb.BotMessage]:
         while (message := self.outbox.get()) is not None:
@@ -386,6 +387,33 @@ def test_an_oversized_message_is_refused_naming_its_size() -> None:
         assert conn.close_reason == (
             f"the client sent a message of {size:,} bytes, over the limit of {64 << 10:,}"
         )
+        client.close()
+
+    run(test)
+
+
+def test_a_compressed_message_is_refused_before_it_is_inflated() -> None:
+    """gzip turns 64 MiB of one letter into 64 KiB, under every size limit until gRPC has
+    inflated it: a hello (or answer) sent compressed cost the referee ~19 ms of CPU each
+    before gRPC's own 4 MiB limit cancelled the call (20 such hellos of 50 MiB: 380 ms).
+    The referee accepts uncompressed messages only (bots never need more): a compressed
+    one ends its call at once with UNIMPLEMENTED, naming the algorithm, the bot is never
+    admitted, and an uncompressed hello on the same port is welcome as ever."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        bomb = Client(port, compression=grpc.Compression.Gzip)
+        bomb.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * (50 << 20), token="tok",
+                                               protocol_version=1)))
+        with pytest.raises(grpc.RpcError) as refused:
+            await bomb.receive()
+        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert "gzip" in (refused.value.details() or "")
+        bomb.close()
+        assert not hub.is_connected("tok")
+        client = Client(port)
+        client.hello("tok")
+        assert (await client.receive()).WhichOneof("body") == "welcome"
         client.close()
 
     run(test)

@@ -270,6 +270,9 @@ def server_options(
     return [
         *door,
         ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
+        # Identity only: a compressed message is refused before it is inflated (64 KiB of
+        # gzip inflate to 64 MiB, past every size limit but after the work).
+        ("grpc.compression_enabled_algorithms_bitset", 1),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.keepalive_time_ms", int(keepalive_time_s * 1000)),
         ("grpc.keepalive_timeout_ms", int(keepalive_timeout_s * 1000)),
