@@ -60,7 +60,7 @@ from arena.tournament.config import (
     preflight,
     split_command,
 )
-from arena.tournament.launcher import shared_folders
+from arena.tournament.launcher import own_folders, shared_folders
 from arena.tournament.runner import bot_logs
 from arena.tournament.standings import Line, crosstable
 from arena.tournament.storage import StorageError
@@ -89,16 +89,20 @@ def _warn_unsandboxed(runner: TournamentRunner) -> None:
 def _warn_shared_folders(runner: TournamentRunner) -> None:
     """Say which launched bots can read another bot's files: a bot's own folder (bound into
     its sandbox) that is another's, or inside it, unless the config's `dir`s share it on
-    purpose. A command naming a file in another bot's folder takes that folder."""
+    purpose."""
     explicit = [bot.name for bot in runner.config.bots if bot.dir is not None]
-    for a, b, folder in shared_folders(runner.bot_dirs, explicit):
+    owners = own_folders((bot.name, bot.command, bot.cwd, bot.dir)
+                         for bot in runner.config.bots if bot.launched)
+    for a, b, folder in shared_folders(runner.bot_dirs, explicit, owners):
         same = runner.bot_dirs[a].resolve() == runner.bot_dirs[b].resolve()
-        where = (f"bots {a} and {b} share the folder {folder}" if same
-                 else f"bot {a}'s folder {folder} is inside bot {b}'s")
+        where = (f"bots {a} and {b} share the folder {folder}, so each can read the other's "
+                 "files" if same else
+                 f"bot {a}'s folder {folder} is inside bot {b}'s, so {a} can read {b}'s "
+                 "files there")
         err.print(printable(
-            f"warning: {where}, so {a} can read {b}'s files (a bot's own folder is its "
-            f"program's, found from its command); give each bot a folder of its own, or set "
-            f"[[bot]] dir on both to share one on purpose"
+            f"warning: {where} (a bot's own folder is its program's, found from its "
+            f"command); give each bot a folder of its own, or set [[bot]] dir on both to "
+            f"share one on purpose"
         ), style="yellow", markup=False, highlight=False)
         structlog.get_logger().warning("bots_share_a_folder", bot=a, other=b,
                                        folder=str(folder))

@@ -30,7 +30,7 @@ from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
-from arena.tournament.launcher import program_dir, shared_folders
+from arena.tournament.launcher import own_folders, program_dir, shared_folders
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
 from arena.tournament.sprt_run import SprtRun
 
@@ -200,11 +200,15 @@ def add(name: str, version: str, command: str | None, token: str | None, stdio: 
         book = LadderBook(db)
         before = book.enter(ladder, bot)
         out.print(printable(_entered(ladder, bot, before)), markup=False, highlight=False)
-        for other, shared in _folder_sharers(book, ladder, bot):
+        for a, b, shared, same in _folder_sharers(book, ladder, bot):
+            other = b if a == bot.name else a
+            where = (f"{bot.name} and {other} run from one folder ({shared}), so each may "
+                     "read the other's files" if same else
+                     f"{a}'s folder ({shared}) is inside {b}'s, so {a} can read {b}'s files "
+                     "there")
             err.print(printable(
-                f"warning: {bot.name} and {other} run from one folder ({shared}), so "
-                f"each may read the other's files (a bot's own folder is its program's): "
-                f"give {bot.name} a folder of its own, or --dir"
+                f"warning: {where} (a bot's own folder is its program's): give {bot.name} "
+                "a folder of its own, or --dir"
             ), style="yellow", markup=False, highlight=False)
         if token and len(token) < GOOD_TOKEN:
             err.print(f"warning: --token: {len(token)} characters; anyone who can reach the "
@@ -262,10 +266,13 @@ def _env_table(items: tuple[str, ...]) -> dict[str, str]:
     return table
 
 
-def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple[str, Path]]:
-    """The other active bots (by name: a bot's versions share its folder) whose own folder
-    (`dir`, else its program's) is `bot`'s, unless both set `dir`
-    (`launcher.shared_folders`, as a tournament warns), and that folder."""
+def _folder_sharers(
+    book: LadderBook, ladder: str, bot: LadderBot
+) -> list[tuple[str, str, Path, bool]]:
+    """The pairs `(a, b, folder, same)` of `bot` and another active bot (by name: a bot's
+    versions share its folder) where `a` can read `b`'s files: their own folders (`dir`,
+    else the program's) are one (`same`), or `a`'s, `folder`, lies inside `b`'s; unless both
+    set `dir` (`launcher.shared_folders`, as a tournament warns)."""
     if not bot.command:
         return []
     bots = {e.bot.name: e.bot for e in book.entries(ladder)
@@ -273,8 +280,17 @@ def _folder_sharers(book: LadderBook, ladder: str, bot: LadderBot) -> list[tuple
     bots[bot.name] = bot
     dirs = {name: b.dir or program_dir(b.command, b.cwd) for name, b in bots.items()}
     explicit = [name for name, b in bots.items() if b.dir is not None]
-    return sorted({(b if a == bot.name else a, folder)
-                   for a, b, folder in shared_folders(dirs, explicit) if bot.name in (a, b)})
+    owners = own_folders((name, b.command, b.cwd, b.dir) for name, b in bots.items())
+    return sorted({(a, b, folder, _resolved(dirs[a]) == _resolved(dirs[b]))
+                   for a, b, folder in shared_folders(dirs, explicit, owners)
+                   if bot.name in (a, b)})
+
+
+def _resolved(folder: Path) -> Path:
+    try:
+        return folder.resolve()
+    except (OSError, RuntimeError):
+        return folder
 
 
 @click.command()

@@ -183,3 +183,37 @@ def test_a_seat_killed_by_a_limit_says_which(tmp_path: Path, mode: str, words: s
     assert len(rows) == 1, rows
     assert rows[0]["faulty_bot"] == "greedy", rows
     assert words in rows[0]["detail"], rows[0]["detail"]
+
+
+def test_an_options_argument_opens_no_folder_and_a_folder_inside_anothers_is_named(
+    tmp_path: Path,
+) -> None:
+    """Round 6 of the hostile review: `python -X alice/data/book.txt -c CODE` — `-X` takes
+    an argument, which the folder finder took for the program, so mallory's sandbox held
+    alice's data folder, and, being inside alice's, no warning said so. Now options are
+    read as Python reads them: mallory has no program file, its folder is the config's
+    (where alice's is hidden) and it reads nothing. And a bot whose program lies inside
+    another bot's folder (`inner`, run from alice/data) is named before the first match:
+    it can read alice's files there."""
+    alice, bob = _folders(tmp_path)
+    data = alice / "data"
+    data.mkdir()
+    (data / "book.txt").write_text("ALICE-DATA-BOOK", encoding="utf-8")
+    shutil.copy(SAMPLE_BOTS / "random_bot.py", data / "inner.py")
+    code = (f"import sys\ntry:\n    print('PEEK', open({str(data / 'book.txt')!r}).read(), "
+            "file=sys.stderr)\nexcept OSError as exc:\n    print('NOPEEK', exc, file=sys.stderr)\n")
+    config = write_config(tmp_path, name="xopt", variants=["argentine-1v1"], bots={
+        "alice": ["python", str(alice / "bot.py")],
+        "bob": ["python", str(bob / "bot.py")],
+        "mallory": ["python", "-X", str(data / "book.txt"), "-c", code],
+        "inner": ["python", str(data / "inner.py")],
+    })
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    warnings = [" ".join(line.split()) for line in run.stderr.split("warning:")[1:]]
+    assert len(warnings) == 1, run.stderr
+    assert (f"bot inner's folder {data.resolve()} is inside bot alice's, so inner can read "
+            "alice's files there") in warnings[0], warnings
+    peeks = _peeks(tmp_path, "mallory")
+    assert peeks, run.stderr
+    assert all(p.startswith("NOPEEK") for p in peeks), peeks

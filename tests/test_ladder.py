@@ -384,9 +384,9 @@ def test_a_command_argument_too_long_for_a_file_name_is_no_file(tmp_path: Path) 
 
 
 def test_folders_shared_by_bots_are_found_unless_both_name_them(tmp_path: Path) -> None:
-    """`shared_folders`: bots whose own folders are one, pair by pair; a pair that both name
-    their folder (`dir`, sharing on purpose) is left out; folders side by side, or one
-    inside the other (the sandbox hides the inner one from the outer bot), are not shared."""
+    """`shared_folders`: bots whose own folders are one, or one inside the other's, pair by
+    pair; a pair that both name their folder (`dir`, sharing on purpose) is left out;
+    folders side by side are not shared."""
     from arena.tournament.launcher import shared_folders
 
     alice, data, bob = tmp_path / "alice", tmp_path / "alice" / "data", tmp_path / "bob"
@@ -395,7 +395,11 @@ def test_folders_shared_by_bots_are_found_unless_both_name_them(tmp_path: Path) 
     assert shared_folders({"alice": alice, "bob": bob}) == []
     assert shared_folders({"alice": alice, "carol": alice, "bob": bob}) == [
         ("alice", "carol", alice.resolve())]
-    assert shared_folders({"alice": alice, "inner": data}) == []
+    # inside: the inner bot reads that part of the outer one's folder (round 6), unless
+    # the outer folder is only the config's folder it fell back to (not its own)
+    assert shared_folders({"alice": alice, "inner": data}) == [("inner", "alice", data.resolve())]
+    assert shared_folders({"inner": data, "alice": alice}) == [("inner", "alice", data.resolve())]
+    assert shared_folders({"alice": alice, "inner": data}, owners=["inner"]) == []
     assert shared_folders({"alice": alice, "carol": alice}, explicit=["alice"]) != []
     assert shared_folders({"alice": alice, "carol": alice},
                           explicit=["alice", "carol"]) == []

@@ -427,10 +427,50 @@ def test_only_the_program_chooses_a_bots_folder(tmp_path: Path) -> None:
         ["python", "-c", "import os", str(secret / "known_hosts")],
         ["/usr/bin/env", "python3", "-c", "x", "alice/bot.py"],
         ["sh", "-c", "exec python3 \"$0\"", "alice/bot.py"],
-        ["python", "-W", "ignore", str(secret / "known_hosts")],
+        ["python", "-W", "ignore", "-c", "x", str(secret / "known_hosts")],
+        # round 6: an option's own argument is not the program
+        ["python", "-X", "alice/bot.py", "-c", "import os"],
+        ["python", "-uX", "alice/bot.py", "-c", "import os"],
+        ["python", "-W", "alice/bot.py", "-m", "mallory"],
+        ["python", "--check-hash-based-pycs", "alice/bot.py", "-c", "x"],
+        ["python", "-Z", "alice/bot.py"],  # an option python may add one day: not guessed
+        ["node", "--require", "alice/bot.py", "-e", "x"],
+        ["node", "-r", "alice/bot.py", "-e", "x"],
+        ["node", "--unknown-flag", "alice/bot.py"],
+        ["java", "-cp", "alice/bot.py", "Main"],
+        ["java", "-cp", "-jar", "alice/bot.py"],
+        ["/usr/bin/env", "-u", "alice/bot.py", "python3", "-c", "x"],
+        ["/usr/bin/env", "-S", "python3 alice/bot.py"],
+        ["bash", "-o", "alice/bot.py", "-c", "x"],
     ):
         assert program_dir(command, tmp_path) == tmp_path.resolve(), command
     assert program_dir(["python", "mallory/model.py"], tmp_path) == tmp_path / "mallory"
+
+
+def test_an_interpreters_options_are_read_as_it_reads_them(tmp_path: Path) -> None:
+    """The program after an interpreter's options that take no argument, or carry theirs in
+    the same word (or `--`): python, node, java, env and a shell, each as it reads them."""
+    (tmp_path / "bots").mkdir()
+    for name in ("x.py", "x.js", "x.jar", "x.sh"):
+        (tmp_path / "bots" / name).write_text("")
+    bots = (tmp_path / "bots").resolve()
+    for command in (
+        ["python", "-u", "bots/x.py"],
+        ["python", "-OO", "-B", "bots/x.py", "-c", "the program's own argument"],
+        ["python", "-uBs", "bots/x.py"],
+        ["python", "-Xdev", "-Wignore", "bots/x.py"],
+        ["python", "-X", "dev", "-W", "ignore", "bots/x.py"],
+        ["python", "--check-hash-based-pycs", "never", "bots/x.py"],
+        ["python", "--", "bots/x.py"],
+        ["node", "bots/x.js"],
+        ["node", "--max-old-space-size=512", "--expose-gc", "bots/x.js"],
+        ["node", "--", "bots/x.js"],
+        ["java", "-Xmx256m", "-Dseed=1", "-jar", "bots/x.jar"],
+        ["java", "-cp", "lib", "-jar", "bots/x.jar"],
+        ["/usr/bin/env", "A=1", "B=2", "python", "-u", "bots/x.py"],
+        ["bash", "bots/x.sh"],
+    ):
+        assert program_dir(command, tmp_path) == bots, command
 
 
 def test_a_sandboxed_seat_outlives_the_thread_that_was_idle_when_it_started(

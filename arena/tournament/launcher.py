@@ -32,8 +32,8 @@ from arena.tournament.socketcount import DESCRIPTOR_BUDGET, SocketCounter
 from arena.tournament.spawn import ChildProcess, open_process
 
 __all__ = [
-    "TAIL_BYTES", "BotLimits", "SeatProcess", "program_dir", "program_file", "resolve_command",
-    "shared_folders",
+    "TAIL_BYTES", "BotLimits", "SeatProcess", "own_folders", "program_dir", "program_file",
+    "resolve_command", "shared_folders",
 ]
 
 log = structlog.get_logger("arena.launcher")
@@ -77,15 +77,19 @@ def _is_file(path: Path) -> bool:
 def program_file(command: Iterable[str], cwd: Path) -> Path | None:
     """The bot's program as its command names it (relative to `cwd`): the command itself
     (`./bot`), or, when that is an interpreter (`python`, or any program of the system such
-    as /usr/bin/node, /usr/bin/java, /usr/bin/env), the first argument after it that is not
-    an option (`python -u bot.py`, `node bot.js`, `java -jar b/bot.jar`), if that names a
-    file outside the system; else None (`python -c CODE`, `sh -c ...`, `java -cp b Main`).
+    as /usr/bin/node, /usr/bin/java, /usr/bin/env), the file it runs (`python -u bot.py`,
+    `node bot.js`, `java -jar b/bot.jar`, `env K=V python bot.py`), if that names a file
+    outside the system; else None (`python -c CODE`, `sh -c ...`, `java -cp b Main`).
 
     Only the program chooses: a hostile review (round 5) named another bot's file, or the
     organizer's ~/.ssh/known_hosts, as an argument the program never ran (`python -c CODE
-    alice/bot.py`), and the bot's folder, bound into its sandbox, became that one. The path
-    is made absolute without following a link: a link named as the program is not a door to
-    where it points (the sandbox keeps links as links)."""
+    alice/bot.py`), and the bot's folder, bound into its sandbox, became that one; round 6
+    did it through an option's own argument (`python -X alice/data/w.txt -c CODE`). So an
+    interpreter's options are read as that interpreter reads them (`_script_of`): every
+    option before the program must be one known to take no argument, or carry its argument
+    in the same word; anything else (an unknown option, code given inline) is no program.
+    The path is made absolute without following a link: a link named as the program is not
+    a door to where it points (the sandbox keeps links as links)."""
     argv = list(command)
     if not argv:
         return None
@@ -105,16 +109,124 @@ def program_file(command: Iterable[str], cwd: Path) -> Path | None:
         if first not in ("python", "python3") and found is not None and outside_system(
                 _resolved(Path(found))):
             return None
-    for arg in argv[1:]:  # after an interpreter: its program, the first non-option
-        if arg.startswith("-"):
-            continue
-        try:
-            candidate = Path(os.path.abspath(cwd / arg))
-        except (OSError, ValueError):  # too long a name, a NUL: not a file
+    name = Path(first).name
+    if name == "env":  # env [-i] [NAME=VALUE]... COMMAND ARGS: the program is COMMAND's
+        rest = argv[1:]
+        while rest and (rest[0] in ("-i", "--ignore-environment", "-")
+                        or ("=" in rest[0] and not rest[0].startswith("-"))):
+            rest = rest[1:]
+        if not rest or rest[0].startswith("-"):
             return None
-        if _is_file(candidate) and outside_system(_resolved(candidate.parent) / candidate.name):
-            return candidate
+        return program_file(rest, cwd)
+    script = _script_of(name, argv[1:])
+    if script is None:
         return None
+    try:
+        candidate = Path(os.path.abspath(cwd / script))
+    except (OSError, ValueError):  # too long a name, a NUL: not a file
+        return None
+    if _is_file(candidate) and outside_system(_resolved(candidate.parent) / candidate.name):
+        return candidate
+    return None
+
+
+_PYTHON_FLAGS = frozenset("bBdEhiIOPqsSuvVx?R3t")
+"""CPython's one-letter options that take no argument (``-uB`` clusters them)."""
+_PYTHON_ARGUMENT = frozenset("WX")  # take an argument: in the same word or the next
+_PYTHON_NO_SCRIPT = frozenset("cm")  # code or a module follows: no program file
+_PYTHON_LONG = {"--check-hash-based-pycs": True, "--help-env": False, "--help-xoptions": False,
+                "--help-all": False, "--help": False, "--version": False}
+"""CPython's long options, and whether each takes an argument (the next word)."""
+
+_NODE_NO_SCRIPT = frozenset({"-e", "--eval", "-p", "--print", "-c", "--check", "-i",
+                             "--interactive", "-v", "--version", "-h", "--help"})
+_NODE_FLAGS = frozenset({"--expose-gc", "--no-warnings", "--enable-source-maps",
+                         "--trace-warnings", "--trace-uncaught", "--no-deprecation",
+                         "--throw-deprecation", "--harmony", "--jitless", "--no-addons",
+                         "--preserve-symlinks", "--preserve-symlinks-main",
+                         "--abort-on-uncaught-exception", "--experimental-vm-modules",
+                         "--no-experimental-fetch", "--"})
+"""Node options known to take no argument (any ``--option=value`` carries its own)."""
+
+_JAVA_ARGUMENT = frozenset({"-cp", "-classpath", "--class-path", "-p", "--module-path",
+                            "--upgrade-module-path", "--add-modules", "--limit-modules",
+                            "--add-opens", "--add-exports", "--add-reads",
+                            "--enable-native-access", "--patch-module"})
+"""Java options whose argument is the next word."""
+
+
+def _script_of(interpreter: str, args: list[str]) -> str | None:
+    """The file `interpreter` runs given `args`, as it reads its options; None when it runs
+    no file, or an option is not known (a word that might be an option's argument is never
+    taken for the program)."""
+    if interpreter.startswith("python") or interpreter == Path(sys.executable).name:
+        return _python_script(args)
+    if interpreter in ("node", "nodejs"):
+        for i, arg in enumerate(args):
+            if arg == "--":
+                return args[i + 1] if i + 1 < len(args) else None
+            if not arg.startswith("-") or arg == "-":
+                return arg if arg != "-" else None
+            if arg in _NODE_NO_SCRIPT:
+                return None
+            if (arg.startswith("--") and "=" in arg) or arg in _NODE_FLAGS:
+                continue
+            return None
+        return None
+    if interpreter == "java":
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            if arg == "-jar":
+                return args[i + 1] if i + 1 < len(args) else None
+            if arg in _JAVA_ARGUMENT:
+                i += 2
+                continue
+            if not arg.startswith("-"):
+                return None  # a main class: no program file
+            if not arg.startswith(("-D", "-X", "-ea", "-da", "-esa", "-dsa", "-server",
+                                   "-client", "-verbose", "--enable-preview")) and "=" not in arg:
+                return None
+            i += 1
+        return None
+    # Any other interpreter (sh, bash, ruby, perl...): its program only as its first word.
+    if args and not args[0].startswith("-"):
+        return args[0]
+    return None
+
+
+def _python_script(args: list[str]) -> str | None:
+    """The file CPython runs given `args` (``python [option...] file [arg...]``)."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            return args[i + 1] if i + 1 < len(args) and args[i + 1] != "-" else None
+        if not arg.startswith("-") or arg == "-":
+            return arg if arg != "-" else None  # "-": the program comes on stdin
+        if arg.startswith("--"):
+            name, eq, _ = arg.partition("=")
+            takes = _PYTHON_LONG.get(name)
+            if takes is None:
+                return None
+            if not takes:  # --help, --version...: python runs no program
+                return None
+            i += 1 if eq else 2
+            continue
+        letters = arg[1:]
+        j = 0
+        while j < len(letters):
+            letter = letters[j]
+            if letter in _PYTHON_NO_SCRIPT:
+                return None
+            if letter in _PYTHON_ARGUMENT:
+                if j + 1 == len(letters):  # its argument is the next word
+                    i += 1
+                break  # the rest of the word is its argument
+            if letter not in _PYTHON_FLAGS:
+                return None
+            j += 1
+        i += 1
     return None
 
 
@@ -133,17 +245,41 @@ def program_dir(command: Iterable[str], cwd: Path) -> Path:
 
 
 def shared_folders(
-    dirs: Mapping[str, Path], explicit: Collection[str] = ()
+    dirs: Mapping[str, Path], explicit: Collection[str] = (),
+    owners: Collection[str] | None = None,
 ) -> list[tuple[str, str, Path]]:
-    """Pairs `(a, b, folder)` of launched bots whose own folders are one, so that each one's
-    sandbox shows the other's files (`program_dir`: bots whose programs lie in one folder);
-    pairs where both bots name their folder (`explicit`: the organizer's `dir`, sharing on
-    purpose) are left out. A folder inside another bot's is not shared: the sandbox hides
-    the inner one from the outer bot, and the inner one sees only its own."""
+    """Pairs `(a, b, folder)` of launched bots where `a` can read `b`'s files: their own
+    folders are one (each one's sandbox shows the other's files: bots whose programs lie in
+    one folder), or `a`'s folder, `folder`, lies inside `b`'s and `b` owns its folder (is
+    in `owners`: its program's or its `dir`, not the config's folder it falls back to; the
+    sandbox hides the inner folder from the outer bot, not the other way: a hostile review,
+    round 6, took a subfolder of another entrant's for its own). Pairs where both bots name
+    their folder (`explicit`: the organizer's `dir`, sharing on purpose) are left out.
+    `owners` None: every bot owns its folder."""
     resolved = {name: _resolved(folder) for name, folder in dirs.items()}
     names = list(resolved)
-    return [(a, b, resolved[a]) for i, a in enumerate(names) for b in names[i + 1:]
-            if resolved[a] == resolved[b] and not {a, b} <= set(explicit)]
+
+    def owns(name: str) -> bool:
+        return owners is None or name in owners
+
+    pairs: list[tuple[str, str, Path]] = []
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if {a, b} <= set(explicit):
+                continue
+            fa, fb = resolved[a], resolved[b]
+            if fa == fb or (fa.is_relative_to(fb) and owns(b)):
+                pairs.append((a, b, fa))
+            elif fb.is_relative_to(fa) and owns(a):
+                pairs.append((b, a, fb))
+    return pairs
+
+
+def own_folders(bots: Iterable[tuple[str, Collection[str], Path, Path | None]]) -> set[str]:
+    """The names, of `(name, command, cwd, dir)`, of the bots that own their folder: a
+    `dir`, or a program file (`program_file`), not the config's folder they fall back to."""
+    return {name for name, command, cwd, folder in bots
+            if folder is not None or program_file(command, cwd) is not None}
 
 
 class _CappedLog:
