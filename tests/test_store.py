@@ -49,3 +49,30 @@ def test_two_openers_of_a_new_database_at_the_same_instant_both_succeed(
     for n in range(ROUNDS):
         errors += _open_together(tmp_path / f"{n}.db", _open_store)
     assert errors == []
+
+
+def test_a_bots_points_and_chicos_come_from_one_account() -> None:
+    """`bot_results` in rotating gallo (three accounts; the pairing's second bot holds seats
+    1 and 2): a bot is credited with its best account's points AND chicos — the account that
+    won, else the most chicos, then points — never one account's points and the other's
+    chicos. An outside re-scorer found rows crediting 80 points (account 2, one chico) and
+    two chicos (account 1, 76 points): no player of the bot had that result."""
+    from types import SimpleNamespace
+
+    from arena.tournament.store import bot_results
+
+    def result(points: list[int], games: list[int], winner: int | None,
+               faulty: int | None = None) -> tuple[int | None, tuple[int, int], tuple[int, int]]:
+        outcome = SimpleNamespace(points=tuple(points), games_won=tuple(games),
+                                  winner_team=winner, faulty_seat=faulty)
+        report = SimpleNamespace(outcome=outcome, seat_names=("c", "heuristic", "heuristic"))
+        return bot_results(report, ("c", "heuristic"), (0, 1, 2))  # type: ignore[arg-type]
+
+    assert result([51, 76, 80], [0, 2, 1], winner=1) == (1, (51, 76), (0, 2))
+    assert result([51, 76, 80], [0, 1, 2], winner=2) == (1, (51, 80), (0, 2))
+    assert result([90, 76, 80], [2, 1, 1], winner=0) == (0, (90, 80), (2, 1))  # tie: points
+    assert result([10, 20, 20], [0, 0, 0], winner=None, faulty=0) == (1, (10, 20), (0, 0))
+    # team games: one account per bot, as before
+    outcome = SimpleNamespace(points=(15, 9), games_won=(1, 0), winner_team=0, faulty_seat=None)
+    report = SimpleNamespace(outcome=outcome, seat_names=("a", "b", "a", "b"))
+    assert bot_results(report, ("a", "b"), (0, 1, 0, 1)) == (0, (15, 9), (1, 0))  # type: ignore[arg-type]

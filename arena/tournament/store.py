@@ -188,19 +188,28 @@ def bot_results(
 ) -> tuple[int | None, tuple[int, int], tuple[int, int]]:
     """Which of the pairing's two bots won (0, 1 or None), and each bot's points and games.
 
-    A bot's points and games are those of its best account (one account per team in team
-    games; in rotating gallo a bot holding two seats is credited with its better player)."""
+    A bot's points and games are both those of its best account (one account per team in
+    team games; in rotating gallo a bot holding two seats is credited with its better
+    player): the account that won the match, else the one with the most games (chicos),
+    then points. Both from one account: taking each column's best alone credited a bot with
+    one account's points and the other's chicos, a result no player of it had (outside
+    walkthrough 2)."""
     o = report.outcome
     names = report.seat_names
     mine = [
         {accounts[seat] for seat, name in enumerate(names) if name == bot} for bot in bots
     ]
 
-    def best(values: tuple[int, ...], index: int) -> int:
-        return max((values[a] for a in mine[index] if a < len(values)), default=0)
+    def best(index: int) -> tuple[int, int]:
+        held = [a for a in mine[index] if a < len(o.points) and a < len(o.games_won)]
+        if not held:
+            return 0, 0
+        top = max(held, key=lambda a: (a == o.winner_team, o.games_won[a], o.points[a], -a))
+        return o.points[top], o.games_won[top]
 
-    points = (best(o.points, 0), best(o.points, 1))
-    games = (best(o.games_won, 0), best(o.games_won, 1))
+    (points_a, games_a), (points_b, games_b) = best(0), best(1)
+    points = (points_a, points_b)
+    games = (games_a, games_b)
     winner: int | None = None
     if o.winner_team is not None:
         winner = next((i for i in (0, 1) if o.winner_team in mine[i]), None)
