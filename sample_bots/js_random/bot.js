@@ -37,7 +37,8 @@ const USAGE = `usage: node bot.js [--server HOST:PORT] [--token TOKEN] [--name N
   --name    bot name shown in standings (default: $ARENA_BOT_NAME, else js_random)
   --seed    seed for the random choices (default: unseeded)
   --signs   chance (0-1) of sending a random sign with each action (default: $ARENA_JS_SIGNS, else 0)
-  --proto   path to arena.proto (default: $ARENA_PROTO, else ${DEFAULT_PROTO})`;
+  --proto   path to arena.proto (default: $ARENA_PROTO, else ${DEFAULT_PROTO})
+  --tls-ca  PEM certificate to trust: connect over TLS (default: $ARENA_TLS_CA, else plaintext)`;
 
 // The token of a launched bot: read once from the inherited pipe at ARENA_TOKEN_FD, closed.
 function tokenFromEnv(env) {
@@ -59,6 +60,7 @@ function parseArgs(argv, env) {
     seed: null,
     signs: env.ARENA_JS_SIGNS || "0",
     proto: env.ARENA_PROTO || DEFAULT_PROTO,
+    "tls-ca": env.ARENA_TLS_CA || "",
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -137,8 +139,8 @@ function main() {
   }
   // Over TLS when ARENA_TLS_CA names the certificate to trust (the referee sets it when it
   // serves TLS and launches the bot), except to a local unix: socket.
-  const credentials = process.env.ARENA_TLS_CA && !options.server.startsWith("unix:")
-    ? grpc.credentials.createSsl(require("node:fs").readFileSync(process.env.ARENA_TLS_CA))
+  const credentials = options["tls-ca"] && !options.server.startsWith("unix:")
+    ? grpc.credentials.createSsl(require("node:fs").readFileSync(options["tls-ca"]))
     : grpc.credentials.createInsecure();
   const client = new arena.Referee(options.server, credentials);
   // waitForReady: a bot started before the referee waits for it to listen. Not a bot the
