@@ -96,3 +96,88 @@ token = "tok-js-0123456789abcdef"
     assert "js-remote" in out
     # The referee ended the remote bots' streams normally: both exit 0.
     assert bot_codes == [0, 0]
+
+
+@pytest.mark.e2e
+def test_remote_bots_started_before_their_referee_say_they_wait_then_play(
+    tmp_path: Path,
+) -> None:
+    """Remote bots may start before their referee listens: they wait for it. They waited in
+    silence, however long, so a wrong --server looked like a hang (outside walkthrough 2).
+    Now a Python SDK bot and a stdio bot (`arena stdio`, the C kit) say on stderr, after
+    3 s, that no referee answers at the address they dial; then `arena serve` starts there
+    and they play the round robin to its end."""
+    import threading
+
+    port = free_port()
+    address = f"127.0.0.1:{port}"
+    config = tmp_path / "late.toml"
+    config.write_text(
+        f"""
+[tournament]
+name = "late"
+variants = ["argentine-1v1"]
+listen = "{address}"
+
+[options.argentine-1v1]
+target = 15
+chicos = 1
+
+[[bot]]
+name = "py"
+token = "tok-py-0123456789abcdef"
+
+[[bot]]
+name = "lines"
+token = "tok-lines-0123456789abcdef"
+"""
+    )
+    bots = [
+        subprocess.Popen([sys.executable, str(ROOT / "sample_bots" / "random_bot.py"),
+                          "--server", address, "--token", "tok-py-0123456789abcdef"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
+        subprocess.Popen([str(Path(sys.executable).parent / "arena"), "stdio", "--server",
+                          address, "--token", "tok-lines-0123456789abcdef", "--name", "lines",
+                          "--", str(ROOT / "sample_bots" / "c_random" / "bot")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True),
+    ]
+    said: list[list[str]] = [[], []]
+
+    def read(index: int) -> None:
+        stream = bots[index].stderr
+        assert stream is not None
+        for line in stream:
+            said[index].append(line)
+
+    readers = [threading.Thread(target=read, args=(i,), daemon=True) for i in range(2)]
+    for reader in readers:
+        reader.start()
+    referee = None
+    try:
+        for _ in range(300):  # both have said it (within 3 s of starting, and some slack)
+            if all(any(f"no referee at {address} after 3 s" in line for line in lines)
+                   for lines in said):
+                break
+            threading.Event().wait(0.1)
+        assert all(any(f"no referee at {address}" in line for line in lines)
+                   for lines in said), said
+        assert all(bot.poll() is None for bot in bots), said  # still waiting, not gone
+        referee = subprocess.run([sys.executable, "-m", "arena.cli", "serve", str(config)],
+                                 cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        codes = [bot.wait(timeout=30) for bot in bots]
+    finally:
+        for bot in bots:
+            if bot.poll() is None:
+                bot.kill()
+                bot.wait()
+        for reader in readers:
+            reader.join(timeout=10)
+        for bot in bots:
+            if bot.stderr is not None:
+                bot.stderr.close()
+    assert referee is not None
+    assert referee.returncode == 0, referee.stderr
+    assert codes == [0, 0], said
+    rows = Store(tmp_path / "arena.db").matches("late")
+    assert len(rows) == 2  # both sides
+    assert {r.termination for r in rows} == {"normal"}, [r.detail for r in rows]

@@ -34,6 +34,7 @@ import argparse
 import os
 import queue
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
@@ -227,6 +228,55 @@ def may_try_again(code: grpc.StatusCode | None, *, heard: bool, at_the_door: boo
     return code in BEFORE_ANY_MESSAGE or (launched and code == grpc.StatusCode.UNAVAILABLE)
 
 
+WAITING_NOTES_S = (3.0, 10.0, 30.0, 60.0)
+"""After how long (then every last step) a remote bot still waiting for its referee to
+listen says so on stderr (`say_while_waiting`)."""
+
+
+def _nothing() -> None:
+    pass
+
+
+def say_while_waiting(channel: grpc.Channel, server: str,
+                      log: Callable[[str], None]) -> Callable[[], None]:
+    """Start telling, through `log`, that `channel` has not reached the referee at `server`
+    yet, after `WAITING_NOTES_S` and then every minute: a remote bot waits for a referee
+    that is not listening yet (wait_for_ready), and was silent however long it waited, a
+    wrong --server and a referee long gone alike (outside walkthrough 2). Returns the
+    function that stops it (call it once connected, or when done)."""
+    ready = grpc.channel_ready_future(channel)
+    stopped = threading.Event()
+
+    def marks() -> Iterator[float]:
+        yield from WAITING_NOTES_S
+        mark = WAITING_NOTES_S[-1]
+        while True:
+            mark += 60.0
+            yield mark
+
+    def watch() -> None:
+        began = time.monotonic()
+        for mark in marks():
+            try:
+                ready.result(timeout=max(0.0, mark - (time.monotonic() - began)))
+                return
+            except grpc.FutureTimeoutError:
+                pass
+            except Exception:  # cancelled, the channel closed: nothing to say
+                return
+            if stopped.is_set():
+                return
+            log(f"no referee at {server} after {mark:g} s; still waiting for it to listen "
+                "(is --server right, and is the referee running?)")
+
+    def stop() -> None:
+        stopped.set()
+        ready.cancel()
+
+    threading.Thread(target=watch, name="arena-wait-note", daemon=True).start()
+    return stop
+
+
 def _play(
     bot_factory: Callable[[], Bot], server: str, credentials: grpc.ChannelCredentials | None,
     hello: pb.BotMessage,
@@ -247,6 +297,8 @@ def _play(
     seats: dict[tuple[str, int], tuple[Bot, Deck]] = {}
     at_the_door = heard = False
     launched = os.environ.get("ARENA_LAUNCHED") == "1"
+    quiet: Callable[[], None] = (
+        _nothing if launched else say_while_waiting(channel, server, _log))
     try:
         with channel:
             stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -273,6 +325,7 @@ def _play(
         return code, details, may_try_again(code, heard=heard, at_the_door=at_the_door,
                                             launched=launched)
     finally:
+        quiet()
         outbox.put(None)
 
 

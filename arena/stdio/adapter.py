@@ -29,7 +29,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -45,6 +45,7 @@ from arena.sdk import (
     PROTOCOL_VERSION,
     may_try_again,
     resolve_token,
+    say_while_waiting,
 )
 from arena.stdio import lines
 from arena.v1 import arena_pb2 as pb
@@ -498,6 +499,8 @@ class Adapter:
                    else grpc.insecure_channel(server))
         welcomed = refused = heard = False
         launched = os.environ.get("ARENA_LAUNCHED") == "1"
+        quiet: Callable[[], None] = (
+            say_while_waiting(channel, server, _note) if wait_for_ready else _no_note)
         try:
             with channel:
                 stub = pb_grpc.RefereeStub(channel)  # type: ignore[no-untyped-call]
@@ -527,7 +530,16 @@ class Adapter:
             return (0 if status == grpc.StatusCode.OK else 1,
                     may_try_again(status, heard=heard, at_the_door=refused, launched=launched))
         finally:
+            quiet()
             self.outbox.put(None)
+
+
+def _no_note() -> None:
+    pass
+
+
+def _note(text: str) -> None:
+    print(f"[arena.stdio] {text}", file=sys.stderr, flush=True)
 
 
 def _wire_action(action: pb.Action) -> str:
