@@ -780,6 +780,45 @@ def test_a_seat_filling_its_tmp_gets_enospc_not_the_host_disk(tmp_path: Path) ->
     assert p.jail.temp is None
 
 
+def test_a_seat_can_fill_neither_dev_nor_more_than_tmp_mb_of_dev_shm(tmp_path: Path) -> None:
+    """bwrap's /dev is a tmpfs of half the host's memory, and it was writable: a hostile
+    review (round 6) wrote 600 MiB to /dev and 600 MiB to /dev/shm past a full /tmp, until
+    the memory cgroup killed the seat (and nothing bounds tmpfs pages without one). Now /dev
+    is read-only but for its devices (writing to /dev/null still works), and /dev/shm is a
+    tmpfs of `tmp_mb` like /tmp (16 MiB here: ENOSPC after that)."""
+    script = tmp_path / "devfill.py"
+    script.write_text(
+        "import os\n"
+        "try:\n"
+        "    open('/dev/newfile', 'wb').write(b'x')\n"
+        "    print('DEV WRITABLE')\n"
+        "except OSError as exc:\n"
+        "    print('DEV REFUSED', exc.errno)\n"
+        "with open('/dev/null', 'wb') as null:\n"
+        "    null.write(b'x' * 1000)\n"
+        "print('NULL OK')\n"
+        "written = 0\n"
+        "with open('/dev/shm/fill', 'wb', buffering=0) as f:\n"
+        "    try:\n"
+        "        while written < 64 << 20:\n"
+        "            written += f.write(b'x' * 65536)\n"
+        "        print('SHM WROTE ALL', written)\n"
+        "    except OSError as exc:\n"
+        "        print('SHM STOPPED', written, exc.errno)\n"
+    )
+    run_root = tmp_path / "run"
+    run_root.mkdir()
+    p = _run_seat([sys.executable, str(script)], tmp_path,
+                  Sandbox("bubblewrap", temp_root=run_root), limits=BotLimits(tmp_mb=16))
+    tail = p.tail()
+    assert "DEV REFUSED 30" in tail, tail  # EROFS
+    assert "NULL OK" in tail, tail
+    found = re.search(r"SHM STOPPED (\d+) (\d+)", tail)
+    assert found is not None, tail
+    assert int(found[2]) == 28  # ENOSPC
+    assert int(found[1]) <= 16 * MIB, found[1]
+
+
 SEAT_OOM = """\
 import os, sys, time
 child = os.fork()

@@ -165,10 +165,15 @@ class SeatJail:
 
 def _tmp_and_proc(tmp_mb: int = TMP_MB) -> list[str]:
     """/proc, read-only: a seat's process may not write its oom_score_adj back down (without
-    CAP_SYS_RESOURCE the referee cannot forbid it otherwise); /dev; /tmp, a tmpfs of
-    `tmp_mb` MiB ([limits] tmp_mb)."""
+    CAP_SYS_RESOURCE the referee cannot forbid it otherwise); /dev, read-only but for its
+    devices, and /dev/shm and /tmp, each a tmpfs of `tmp_mb` MiB ([limits] tmp_mb). bwrap's
+    /dev is a tmpfs of half the host's memory, and was writable: a hostile review (round 6)
+    wrote 600 MiB each to /dev and /dev/shm past a full /tmp, until the memory cgroup
+    killed the seat — a confusing end, and no bound at all without a cgroup."""
+    size = str(tmp_mb * 1024 * 1024)
     return ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev",
-            "--size", str(tmp_mb * 1024 * 1024), "--tmpfs", "/tmp"]
+            "--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev",
+            "--size", size, "--tmpfs", "/tmp"]
 
 
 def _base_flags(userns: bool, *, disable_userns: bool | None = None) -> list[str]:
