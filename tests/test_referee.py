@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from itertools import pairwise
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -482,3 +483,79 @@ def test_an_answer_read_but_never_handed_on_is_not_waited_for_forever() -> None:
     assert len(outcome) == 2, "no result within an hour of virtual time"
     assert outcome[0] == (None, None)
     assert outcome[1] <= 2 * budget + UNSENT_LIMIT_S + 1e-6
+
+
+class _Timed(LocalLink):
+    """A seat that notes the (virtual) time of everything it is told or asked."""
+
+    def __init__(self, name: str, policy: Callable[[DecisionRequest], Any]) -> None:
+        super().__init__(name, policy)
+        self.seen: list[float] = []
+
+    def tell(self, item: Any) -> None:
+        self.seen.append(trio.current_time())
+        super().tell(item)
+
+    async def ask(self, request: DecisionRequest) -> Answer:
+        self.seen.append(trio.current_time())
+        return await super().ask(request)
+
+
+@pytest.mark.parametrize("fixed_pace", [False, True])
+def test_fixed_pace_hides_how_long_a_seat_thought(fixed_pace: bool) -> None:
+    """A covert channel (hostile review, round 6): seat 0 of a 2v2 waits 10-300 ms before
+    each answer, by a code its partner, seat 2, reads from when it is told of the move or
+    asked next (5 bits a decision, ~100 % right, with signals off). With `fixed_pace`, all
+    any other seat sees of a decision happens `decision_ms` after it was asked, whatever
+    the seat's own time: every gap seat 2 observes is a whole number of decisions; without,
+    the gaps carry seat 0's delays."""
+    delays = iter([0.01, 0.3, 0.07, 0.22, 0.15, 0.04, 0.28, 0.11] * 100)
+
+    async def coder(request: DecisionRequest) -> Answer:
+        await trio.sleep(next(delays))
+        return Answer(action_index=0)
+
+    links = [_Timed("coder", coder), _Timed("other", first_legal),
+             _Timed("partner", first_legal), _Timed("other2", first_legal)]
+
+    async def main() -> MatchReport:
+        game = Match("argentine-2v2", {"target": 15, "chicos": 1, "signals": "off"}, 3)
+        return await run_match("m", game, list(links), time_control=TimeControl(
+            decision_ms=500, fixed_pace=fixed_pace))
+
+    report = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert report.outcome.termination is Termination.NORMAL
+    assert len(report.decisions) > 20
+    moments = links[2].seen
+    assert len(moments) > 20
+    # in units of the decision time, from the first moment
+    units = [(t - moments[0]) / 0.5 for t in moments]
+    off_grid = [u for u in units if abs(u - round(u)) > 1e-6]
+    if fixed_pace:
+        assert off_grid == []
+    else:
+        assert len(off_grid) > len(units) // 4, units
+
+
+def test_fixed_pace_is_read_from_the_config_and_resume_keeps_it(tmp_path: Path) -> None:
+    """`[time_control] fixed_pace = true` reaches the time control the referee plays with; a
+    value that is not a boolean is one error naming the key; and it is one of the rules a
+    resumed tournament must keep (`decisive`: a table never mixes paced and unpaced)."""
+    from test_e2e_support import write_config
+
+    from arena.errors import ConfigError
+    from arena.tournament.config import decisive, load_config
+
+    config = write_config(tmp_path, name="paced", variants=["argentine-1v1"],
+                          bots={"a": ["python", "a.py"], "b": ["python", "b.py"]})
+    text = config.read_text(encoding="utf-8")
+    assert load_config(config).time_control.fixed_pace is False
+    config.write_text(text.replace("[time_control]\n", "[time_control]\nfixed_pace = true\n"),
+                      encoding="utf-8")
+    loaded = load_config(config)
+    assert loaded.time_control.fixed_pace is True
+    assert decisive(loaded, "none")["time_control.fixed_pace"] is True
+    config.write_text(text.replace("[time_control]\n", '[time_control]\nfixed_pace = "on"\n'),
+                      encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"^time_control\.fixed_pace: must be true or false"):
+        load_config(config)

@@ -24,12 +24,20 @@ class TimeControl:
     ``grace_ms`` longer before it calls a timeout, for the answer's trip over the network
     (lag compensation). Time past ``decision_ms`` is taken from the bank, the grace included
     (the bank never goes below zero); ``increment_ms`` is added after every decision answered
-    in time."""
+    in time.
+
+    With ``fixed_pace``, every decision answered within ``decision_ms`` looks, to every other
+    seat, as if it took all of it: the referee holds the answer's moves and the next request
+    until ``decision_ms`` after it asked. Otherwise a bot's seats can talk through how long
+    each one waits before it answers, which every other seat sees (a hostile review, round
+    6, passed hidden cards between partners at 5 bits a decision with signals off, and
+    between the two seats of one bot on opposite sides in rotating gallo)."""
 
     decision_ms: int = 1000
     bank_ms: int = 0
     increment_ms: int = 0
     grace_ms: int = 50
+    fixed_pace: bool = False
 
 
 @dataclass(frozen=True, slots=True)

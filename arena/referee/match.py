@@ -270,6 +270,8 @@ async def run_match(
                     break
             if events is None:
                 events = game.apply(action)
+            if tc.fixed_pace:  # what the others see leaves decision_ms after the ask
+                await trio.sleep_until(t0 + tc.decision_ms / 1000)
             if on_move is not None:
                 on_move(action, signal)
             decisions.append(

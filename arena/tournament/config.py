@@ -25,6 +25,9 @@
     bank_ms = 0                     # chess-clock bank per seat per match
     increment_ms = 0
     grace_ms = 50                   # waited past the deadline for the network, unannounced
+    fixed_pace = false              # true: every decision looks to the other seats as if it
+                                    # took all of decision_ms (no partner can read another's
+                                    # thinking time: a covert channel), matches take longer
 
     [faults]
     max_strikes = 3                 # 1 = forfeit at the first fault
@@ -374,12 +377,14 @@ def parse_config(raw: dict[str, Any], base: Path = Path(".")) -> TournamentConfi
                 f"options.{name}: not a variant of this tournament ({', '.join(variants)})"
             )
     tc_raw = _table(raw, "time_control")
-    _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms", "grace_ms"}, "time_control")
+    _check_keys(tc_raw, {"decision_ms", "bank_ms", "increment_ms", "grace_ms", "fixed_pace"},
+                "time_control")
     tc = TimeControl(
         decision_ms=_int(tc_raw, "decision_ms", "time_control", 1000, 1),
         bank_ms=_int(tc_raw, "bank_ms", "time_control", 0, 0),
         increment_ms=_int(tc_raw, "increment_ms", "time_control", 0, 0),
         grace_ms=_int(tc_raw, "grace_ms", "time_control", 50, 0),
+        fixed_pace=_bool(tc_raw, "fixed_pace", "time_control", False),
     )
     faults = _table(raw, "faults")
     _check_keys(
