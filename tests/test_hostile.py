@@ -12,7 +12,7 @@ tmp_path, a 300 ms deadline (with a 2 s bank per seat and match), a 2 s hello de
   unknown requests, for another seat, and twice; all refused in-band, none a fault;
 - bots that lose by a fault, each with its own typed termination (FAULTS below): silent,
   slow (answers after the deadline), illegal, bytes (junk on raw sockets, then bytes that are
-  not protobuf on its stream), oversized (a 2 MiB message), disconnect (dies mid-hand),
+  not protobuf on its stream), oversized (a 100 KiB message), disconnect (dies mid-hand),
   flood (20,000 stray messages at its first decision), crash_at_start, mute (opens a stream
   and never says hello), badtoken (says hello with a token that is not its own).
 
@@ -363,7 +363,7 @@ def test_protocol_noise_is_refused_in_band(hostile: Played) -> None:
 @pytest.mark.e2e
 def test_wire_abuse_ends_the_stream_with_the_right_status(hostile: Played) -> None:
     """What the wire-abusing bots were told before their streams ended: `flood` got
-    RATE_LIMITED, then the status RESOURCE_EXHAUSTED; `oversized` had its 2 MiB message
+    RATE_LIMITED, then the status RESOURCE_EXHAUSTED; `oversized` had its 100 KiB message
     refused in-band (MESSAGE_TOO_LARGE), then RESOURCE_EXHAUSTED; `bytes` saw the referee
     close every junk socket it opened (an HTTP/1.1 request; the HTTP/2 preface and a
     malformed frame), and each undecodable message it sent was answered MALFORMED in-band,

@@ -4,6 +4,7 @@ answers to their requests, in-band errors, disconnects, health and reflection.""
 from __future__ import annotations
 
 import queue
+import socket
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -390,6 +391,86 @@ def test_an_oversized_message_is_refused_naming_its_size() -> None:
         client.close()
 
     run(test)
+
+
+def test_a_message_past_grpcs_cap_ends_the_stream_unbuffered() -> None:
+    """gRPC's own cap on what the referee receives is twice a bot message's (128 KiB), not
+    the 4 MiB it was: a hostile review (round 6) opened 300 streams before any hello, each
+    announcing a 4 MB message and sending all of it but the last byte, and the referee held
+    1.1 GB for them (never given back). Now a 1 MiB hello is refused by gRPC at its header
+    (the client is told RESOURCE_EXHAUSTED with the sizes), the bot is not admitted, and
+    holding 40 such streams one byte short costs the referee almost no memory."""
+
+    async def test(hub: Hub, port: int) -> None:
+        hub.admit("tok", "bot")
+        big = Client(port)
+        big.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * (1 << 20), token="tok",
+                                              protocol_version=1)))
+        with pytest.raises(grpc.RpcError) as refused:
+            await big.receive()
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "larger than max" in (refused.value.details() or "")
+        big.close()
+        assert not hub.is_connected("tok")
+
+        def rss_kib() -> int:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+            raise AssertionError("no VmRSS")
+
+        before = rss_kib()
+        held = await trio.to_thread.run_sync(_hold_partial_messages, port, 40, 4_000_000)
+        grown_mib = (rss_kib() - before) / 1024
+        for sock in held:
+            sock.close()
+        assert grown_mib < 40, grown_mib  # 4 MiB each would be 160 MiB
+
+    run(test)
+
+
+def _hold_partial_messages(port: int, streams: int, size: int) -> list[socket.socket]:
+    """Open `streams` raw HTTP/2 connections, each with a Play stream whose one gRPC message
+    announces `size` bytes and sends all but the last; return the open sockets."""
+    import h2.config
+    import h2.connection
+    import h2.exceptions
+
+    held = []
+    total = 5 + size - 1  # the message's header, then all of it but the last byte
+    header = b"\0" + size.to_bytes(4, "big")
+    for _ in range(streams):
+        sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
+        conn.initiate_connection()
+        conn.send_headers(1, [(":method", "POST"), (":scheme", "http"),
+                              (":path", "/arena.v1.Referee/Play"), (":authority", "x"),
+                              ("content-type", "application/grpc"), ("te", "trailers")])
+        sock.sendall(conn.data_to_send())
+        sock.settimeout(0.2)
+        sent = 0
+        while sent < total:
+            room = min(conn.local_flow_control_window(1), conn.max_outbound_frame_size,
+                       total - sent)
+            if room <= 0:  # wait for the server to open its window, or stop reading
+                try:
+                    data = sock.recv(65536)
+                    if not data:
+                        break
+                    conn.receive_data(data)
+                    sock.sendall(conn.data_to_send())
+                except (TimeoutError, OSError, h2.exceptions.ProtocolError):
+                    break  # what the server holds now is what it took
+                continue
+            piece = (header + bytes(room))[:room] if sent == 0 else bytes(room)
+            try:
+                conn.send_data(1, piece)
+                sock.sendall(conn.data_to_send())
+            except (OSError, h2.exceptions.ProtocolError, h2.exceptions.StreamClosedError):
+                break
+            sent += room
+        held.append(sock)
+    return held
 
 
 def test_a_compressed_message_is_refused_before_it_is_inflated() -> None:

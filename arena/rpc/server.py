@@ -110,6 +110,10 @@ STRAY_KIB = 1024
 TOKEN_MAX = 256
 """The longest token a config admits (`[[bot]] token`); the referee's own are shorter."""
 
+RECEIVE_SLACK = 2
+"""gRPC's own cap on a message the referee receives, in bot messages' caps: between the
+two the referee explains its refusal in-band; past it gRPC refuses before buffering."""
+
 BOT_MESSAGE_BYTES = 64 * 1024
 """The largest message a bot may send (`serve_referee`)."""
 
@@ -1050,9 +1054,11 @@ async def serve_referee(
 
     A bot message over `max_bot_message_bytes` (64 KiB: a hello or an answer is a few hundred
     bytes) is refused in-band (MESSAGE_TOO_LARGE, naming its size) and ends its stream; gRPC
-    itself only stops messages over four times `max_message_bytes` (the referee's own
-    messages' cap), which it does without saying why. (At 1 MiB, a hostile review, round 5,
-    sent strays of 1 MiB each: the referee read, parsed and echoed each, at 60 % of a core.)
+    itself refuses a message over `RECEIVE_SLACK` times that before it buffers it (the client
+    is told RESOURCE_EXHAUSTED and both sizes; the referee sees the stream end). (At 1 MiB, a
+    hostile review, round 5, sent strays of 1 MiB each: the referee read, parsed and echoed
+    each, at 60 % of a core; at gRPC's 4 MiB, round 6 held 300 streams each 1 byte short of
+    a 4 MB message, before any hello: 1.1 GB of the referee's memory, never given back.)
 
     ``private_address`` (say ``127.0.0.1:0``), if given, is a second listener, for the bots
     the referee launches (its port is ``server.more_ports[0]``): each listener has its own
@@ -1077,7 +1083,8 @@ async def serve_referee(
              max_pending=hub.max_pending, hello_timeout_s=hub.hello_timeout)
     options = partial(
         server_options,
-        max_message_bytes=max_message_bytes, max_receive_bytes=4 * max_message_bytes,
+        max_message_bytes=max_message_bytes,
+        max_receive_bytes=max(RECEIVE_SLACK * max_bot_message_bytes, 16 << 10),
         handshake_timeout_s=hub.hello_timeout, max_connections=max_connections,
     )
     async with serve_grpc(

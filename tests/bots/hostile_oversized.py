@@ -1,6 +1,7 @@
-"""A bot that answers its first decision with a message of 2 MiB, over the referee's 1 MiB
-limit: gRPC must refuse it (RESOURCE_EXHAUSTED), the stream fails, and the referee must end
-the match as a disconnect. What it is told is noted by hostile_common.Told.
+"""A bot that answers its first decision with a message of 100 KiB, over the referee's 64 KiB
+limit for a bot's message (under gRPC's own, twice that): the referee refuses it in-band
+(MESSAGE_TOO_LARGE, naming its size), ends the stream (RESOURCE_EXHAUSTED), and ends the
+match as a disconnect. What it is told is noted by hostile_common.Told.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from hostile_common import Send, Told, hello, play
 
 from arena.v1 import arena_pb2 as pb
 
-SIZE = 2 << 20
+SIZE = 100 << 10
 
 if __name__ == "__main__":
     told = Told()
