@@ -6,9 +6,9 @@ tournament does, so that the console keeps the progress bar and the standings).
 
 The file is written through a buffer, not a system call per line (the referee logs every
 decision, and on its thread a system call hands the GIL to the gRPC thread): it is flushed at
-every warning or worse, at every ``match_end``, at least once a second while events keep
-coming, when `configure` is called again, and at exit. A process that is killed loses at
-most the last second of lines.
+every warning or worse, at every ``match_end``, within a second of any line (a timer thread
+flushes what waits), when `configure` is called again, and at exit. A process that is
+killed loses at most the last second of lines.
 """
 
 from __future__ import annotations
@@ -222,20 +222,41 @@ class _LineFile:
         self._file = file
         self._lock = threading.Lock()
         self._due = time.monotonic() + FLUSH_SECONDS
+        self._dirty = False  # lines written since the last flush
         self.dropped = 0  # lines lost to a write error (a full disk)
+        # Lines that wait while no other event comes are flushed by a timer: a process that
+        # went quiet and was then killed lost every line it had buffered (outside walkthrough
+        # 2: a coordinator killed under the `processes` executor left an empty log).
+        threading.Thread(target=self._flush_now_and_then, name="arena-log-flush",
+                         daemon=True).start()
 
     def msg(self, line: str, flush: bool = False) -> None:
         with self._lock:
             now = time.monotonic()
             try:
                 self._file.write(line + "\n")
+                self._dirty = True
                 if flush or now >= self._due:
                     self._file.flush()
+                    self._dirty = False
                     self._due = now + FLUSH_SECONDS
-            except OSError as exc:  # a full disk must not stop the matches: drop the line
-                self.dropped += 1
+            except (OSError, ValueError) as exc:  # a full disk (or a closed file) must not
+                self.dropped += 1  # stop the matches: drop the line
                 if self.dropped == 1:
                     print(f"warning: log lines are being dropped: {exc}", file=sys.stderr)
+
+    def _flush_now_and_then(self) -> None:
+        """Every `FLUSH_SECONDS`, flush what is buffered; end with the file."""
+        while not self._file.closed:
+            time.sleep(FLUSH_SECONDS)
+            with self._lock:
+                if self._file.closed:
+                    return
+                if self._dirty:
+                    with contextlib.suppress(OSError, ValueError):
+                        self._file.flush()
+                    self._dirty = False
+                    self._due = time.monotonic() + FLUSH_SECONDS
 
     log = debug = info = warn = warning = msg
     fatal = failure = err = error = critical = exception = msg

@@ -81,6 +81,45 @@ def test_every_line_is_in_the_file_after_a_normal_exit(tmp_path: Path) -> None:
     assert [e["n"] for e in _lines(path)] == list(range(5000))
 
 
+def test_a_quiet_process_killed_keeps_the_lines_it_logged_a_second_before(
+    tmp_path: Path,
+) -> None:
+    """A process that logs a few info lines, goes quiet (no event to carry a flush: the
+    coordinator of a `processes` tournament, whose match ends its workers log) and is
+    killed with SIGKILL two seconds later still leaves them in the file: a timer flushes
+    what waits. (An outside walkthrough found a killed coordinator's log empty.)"""
+    import signal
+    import time
+
+    path = tmp_path / "quiet.jsonl"
+    script = (
+        "import structlog, sys, time\n"
+        "from pathlib import Path\n"
+        "from arena import logging as arena_logging\n"
+        "arena_logging.configure(path=Path(sys.argv[1]))\n"
+        "log = structlog.get_logger()\n"
+        "for i in range(3):\n"
+        "    log.info('tournament_start', n=i)\n"
+        "print('logged', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script, str(path)],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "logged"
+        time.sleep(2 * arena_logging.FLUSH_SECONDS + 0.5)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert [e["n"] for e in _lines(path)] == [0, 1, 2]
+
+
 def test_a_library_error_logged_through_stdlib_logging_lands_in_the_log_not_on_stderr(
     tmp_path: Path,
 ) -> None:
