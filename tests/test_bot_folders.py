@@ -217,3 +217,35 @@ def test_an_options_argument_opens_no_folder_and_a_folder_inside_anothers_is_nam
     peeks = _peeks(tmp_path, "mallory")
     assert peeks, run.stderr
     assert all(p.startswith("NOPEEK") for p in peeks), peeks
+
+
+def test_a_bot_whose_folder_lies_in_the_logs_is_not_started(tmp_path: Path) -> None:
+    """The referee's own paths (logs, replays, database, config, secret, TLS key) are hidden
+    from every seat, whatever folder a bot names. They were not when the bot's own folder
+    lay inside one: the sandbox left the logs folder visible, live, and a hostile review
+    (round 6) read its own match's seed from the log's match_start line and computed every
+    hand. Now such a seat is not started: its matches are lost by forfeit, saying why,
+    and the others play on."""
+    alice, bob = _folders(tmp_path)
+    (tmp_path / "logs").mkdir()
+    shutil.copy(SAMPLE_BOTS / "random_bot.py", tmp_path / "logs" / "bot.py")
+    config = write_config(tmp_path, name="inlogs", variants=["argentine-1v1"], bots={
+        "alice": ["python", str(alice / "bot.py")],
+        "bob": ["python", str(bob / "bot.py")],
+        "seer": ["python", str(tmp_path / "logs" / "bot.py")],
+    })
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('name = "seer"\n', f'name = "seer"\ndir = "{tmp_path}/logs"\n'),
+                      encoding="utf-8")
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    rows = stored_matches(tmp_path / "arena.db")
+    assert len(rows) == 3, rows
+    for row in rows:
+        if "seer" in (row["bot0"], row["bot1"]):
+            assert row["termination"] == "forfeit", row
+            assert row["faulty_bot"] == "seer", row
+            assert "lies in" in row["detail"], row
+            assert "which no bot may see" in row["detail"], row
+        else:
+            assert row["termination"] == "normal", row

@@ -517,10 +517,23 @@ class Sandbox:
         ca = env.get("ARENA_TLS_CA")
         if ca:
             sources.add(Path(os.path.realpath(ca)))
+        if own is not None:
+            # The referee's own paths stay hidden whatever folder the bot names: a bot whose
+            # folder lay inside its logs folder had that folder bound, live — its own match's
+            # seed in the log's match_start line, every hand computed from it (hostile review,
+            # round 6). Such a seat is not started.
+            inside = next((h for h in self.hidden if own.is_relative_to(h)), None)
+            if inside is not None:
+                raise PermissionError(
+                    f"its folder {own} lies in {inside}, which no bot may see (the referee's "
+                    "database, replays, logs, config, secret or TLS key): give the bot a "
+                    "folder of its own"
+                )
+        # Another bot's folder that holds this one's (a bot in a subfolder of another's) is
+        # left visible as far as this one's folder goes: only that is bound.
         hidden = [*self.hidden,
-                  *(Path(os.path.realpath(o)) for o in others if own is None or
-                    Path(os.path.realpath(o)) != own)]
-        hidden = [h for h in hidden if own is None or not own.is_relative_to(h)]
+                  *(Path(os.path.realpath(o)) for o in others
+                    if own is None or not own.is_relative_to(Path(os.path.realpath(o))))]
         binds: list[tuple[Path, list[str]]] = []
         for source in sorted(sources):
             if _hidden(source, hidden):
