@@ -377,9 +377,26 @@ def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, al
                   f"{config.database}", markup=False, highlight=False)
         run.on_pair = lambda n, v, r: out.print(_describe(n, v, r), markup=False,
                                                 highlight=False)
+        run.on_forfeit = lambda v, why: out.print(
+            printable(f"pair ({v}): not counted, a match lost by forfeit: {why}"),
+            markup=False, highlight=False)
+        run.on_listening = lambda address: out.print(
+            f"referee listening on {address}: remote bots connect there with their tokens "
+            f"(each has [faults] no_show_ms = {config.no_show_ms} to come)",
+            markup=False, highlight=False)
         result = trio.run(run.run)
     except ArenaError as exc:
         fail(str(exc))
+    if run.stored_uncounted:
+        some = "1 stored match is" if run.stored_uncounted == 1 else (
+            f"{run.stored_uncounted} stored matches are")
+        out.print(f"{some} in no counted pair ({run.forfeited} pairs with a forfeit; the "
+                  "rest of pairs unfinished when the test ended)", markup=False,
+                  highlight=False)
+    if run.stopped:
+        out.print(f"verdict: none: the test stopped after {len(run.pairs)} counted pairs: "
+                  f"{printable(run.stopped)}", markup=False, highlight=False)
+        sys.exit(1)
     if result is None or result.verdict is Verdict.CONTINUE:
         pairs = len(run.pairs)
         llr = f"{result.llr:+.3f}" if result else "n/a"

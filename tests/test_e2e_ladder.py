@@ -509,3 +509,33 @@ def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
                  and "ladder_reload_failed" in log.read_text(encoding="utf-8"), proc, 30)
         time.sleep(1)
         assert proc.poll() is None, "the ladder stopped"
+
+
+def test_sprt_counts_no_forfeit_and_stops_when_a_bot_never_plays(tmp_path: Path) -> None:
+    """`arena sprt` with a remote B that never connects: it says where remote bots connect,
+    counts no pair with a match lost by forfeit (an outside walkthrough saw "H1 accepted
+    after 23 pairs" of no-shows, not one game played, exit 0), and after three such pairs in
+    a row stops with no verdict, exit 1, saying why; the forfeited matches stay stored."""
+    config = write_config(
+        tmp_path, name="sprtremote", bots={"heuristic": HEURISTIC},
+        variants=("argentine-1v1",), concurrency=1,
+        extra='\n[[bot]]\nname = "ghost"\ntoken = "ghost-token-0123456789abc"\n',
+    )
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("[faults]\n", "[faults]\nno_show_ms = 1500\n"),
+                      encoding="utf-8")
+    run = arena("sprt", config, "--a", "heuristic", "--b", "ghost", "--max-pairs", "40",
+                cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    lines = run.stdout.strip().splitlines()
+    assert any(line.startswith("referee listening on 127.0.0.1:") for line in lines), lines
+    skipped = [line for line in lines if "not counted, a match lost by forfeit" in line]
+    assert len(skipped) == 3, lines
+    assert "ghost did not connect within no_show_ms = 1500" in skipped[0]
+    assert not [line for line in lines if line.startswith("pair ") and "LLR" in line], lines
+    assert lines[-1].startswith("verdict: none: the test stopped after 0 counted pairs: 3 "
+                                "pairs in a row lost a match by forfeit"), lines
+    assert "accepted" not in run.stdout
+    stored = rows(tmp_path / "arena.db")
+    assert stored, explain(run)
+    assert {r["termination"] for r in stored} == {"forfeit"}
