@@ -539,3 +539,24 @@ def test_sprt_counts_no_forfeit_and_stops_when_a_bot_never_plays(tmp_path: Path)
     stored = rows(tmp_path / "arena.db")
     assert stored, explain(run)
     assert {r["termination"] for r in stored} == {"forfeit"}
+
+
+def test_a_remote_bot_that_is_not_connected_is_not_paired(tmp_path: Path) -> None:
+    """A remote entry nobody has connected (never yet, or gone, or its token just changed)
+    is left out of the pairings until it connects. Paired, it held a slot for `no_show_ms`
+    and lost both matches by forfeit, counted in its rating: an outside walkthrough saw a
+    ladder with two slots play nothing for a minute, then store four forfeits, after an
+    author rotated a token. Here, for four seconds, the two launched bots play each other
+    and `ghost` (a token, never connected) has no match at all, forfeit or other."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=2, min_games=1)
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text + '\n[[bot]]\nname = "ghost"\ntoken = "ghost-token-0123456789abc"\n'
+                      .replace("[[bot]]", "[faults]\nno_show_ms = 1000\n\n[[bot]]", 1),
+                      encoding="utf-8")
+    run = arena("ladder", "serve", config, "--duration", "4", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    stored = rows(tmp_path / "arena.db")
+    assert stored, explain(run)
+    assert all("ghost" not in (r["bot0"], r["bot1"]) for r in stored), stored
+    assert {r["termination"] for r in stored} == {"normal"}

@@ -263,6 +263,16 @@ class LadderService:
             self.runner.hub.revoke(token)
             log.info("ladder_token_revoked")
 
+    def _present(self) -> list[str]:
+        """The bots that can play now: every launched one, and the remote ones connected. A
+        remote bot away (not connected yet, gone, its token just changed) is not paired:
+        paired, it held a slot for `no_show_ms` and lost both matches by forfeit, counted in
+        its rating (outside walkthrough 2: with concurrency 2, two such pairs stopped the
+        whole ladder for a minute)."""
+        hub = self.runner.hub
+        return sorted(ident for ident, spec in self.bots.items()
+                      if spec.launched or hub.is_connected(spec.token))
+
     async def _poll(self) -> None:
         while True:
             await trio.sleep(self.config.poll_ms / 1000)
@@ -309,7 +319,7 @@ class LadderService:
             variants = cfg.tournament.variants
             variant = variants[number % len(variants)]
             skills = {b: Skill(x.mu, x.sigma) for b, x in self.skills[variant].items()}
-            chosen = choose_pair(sorted(self.bots), skills, self.games, self.rng)
+            chosen = choose_pair(self._present(), skills, self.games, self.rng)
             if chosen is None:
                 slots.release()
                 await trio.sleep(cfg.poll_ms / 1000)
