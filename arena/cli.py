@@ -251,8 +251,8 @@ def _run(
     except DatabaseError as exc:  # not a database SQLite can use (a damaged file)
         _fail(f"tournament.database: {str(exc).removeprefix('database: ')}")
     except driver_errors() as exc:  # locked past the busy timeout, or broken, at start
-        _fail(f"tournament.database: {config.database}: {exc}; nothing was played, run the "
-              "same command again when the database is free", status=1)
+        _fail(f"tournament.database: {describe_db(config.database)}: {exc}; nothing was "
+              "played, run the same command again when the database is free", status=1)
     todo, done = plan.todo, plan.stored
     if done:
         err.print(f"resuming {config.name}: {done} matches already stored, {todo} to play",
@@ -343,14 +343,15 @@ def _run(
         if not _interrupted(exc):
             raise
         err.print(
-            f"\ninterrupted. Finished matches are saved in {config.database}; "
+            f"\ninterrupted. Finished matches are saved in {describe_db(config.database)}; "
             f"{_resume_hint()}", markup=False, highlight=False,
         )
         sys.exit(130)
     except StorageError as exc:
         _fail(str(exc), status=1)
     err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
-              f"results in {config.database}, replays in {config.replays}", markup=False)
+              f"results in {describe_db(config.database)}, replays in {config.replays}",
+              markup=False)
     _print_standings(runner.store, config.name, config.variants)
 
 
@@ -868,11 +869,11 @@ def replay(replay_file: Path, quiet: bool) -> None:
 def standings_cmd(tournament_name: str, database: Target, fmt: str) -> None:
     """Print the standings and crosstables of a stored tournament."""
     if not db_exists(database):
-        _fail(f"--database: {database} does not exist")
+        _fail(f"--database: {describe_db(database)} does not exist")
     store = Store(database)
     if not store.matches(tournament_name):
         known = ", ".join(store.tournaments()) or "none"
-        _fail(f"no matches of tournament {tournament_name!r} in {database} "
+        _fail(f"no matches of tournament {tournament_name!r} in {describe_db(database)} "
               f"(tournaments there: {known})")
     _print_standings(store, tournament_name, variant_names(), fmt)
 
@@ -892,7 +893,7 @@ def ladder(ctx: click.Context, database: Target, only: tuple[str, ...], fmt: str
     if ctx.invoked_subcommand is not None:
         return
     if not db_exists(database):
-        _fail(f"--database: {database} does not exist")
+        _fail(f"--database: {describe_db(database)} does not exist")
     if ladder_cli.has_ladder(database):
         ladder_cli.show_only_ladder(database, only, fmt)
         return
@@ -903,7 +904,8 @@ def ladder(ctx: click.Context, database: Target, only: tuple[str, ...], fmt: str
         _fail(str(exc))
     rows = [r for r in store.matches() if not chosen or r.variant in chosen]
     if not rows:
-        _fail(f"no matches in {database}" + (f" of {', '.join(sorted(chosen))}" if chosen else ""))
+        _fail(f"no matches in {describe_db(database)}"
+              + (f" of {', '.join(sorted(chosen))}" if chosen else ""))
     tournaments = len({r.tournament for r in rows})
     label = (f"ladder ({checking.plural(tournaments, 'tournament')}, "
              f"{checking.plural(len(rows), 'match', 'matches')})")
@@ -978,7 +980,7 @@ def web(database: Target, listen: str, replays_while_playing: bool,
     except ValueError as exc:
         _fail(f"--trusted-proxy: {exc}")
     if not db_exists(database):
-        _fail(f"--database: {database} does not exist (run a tournament first)")
+        _fail(f"--database: {describe_db(database)} does not exist (run a tournament first)")
     address = _listen_arg(listen)  # before anything is written: the migrations below
     Store(database).close()  # an older database is migrated once, before serving read-only
     arena_logging.configure()
@@ -1013,7 +1015,7 @@ def report(tournament_name: str, database: Target, output: Path, replays: int,
     from arena.web.data import Database
 
     if not db_exists(database):
-        _fail(f"--database: {database} does not exist")
+        _fail(f"--database: {describe_db(database)} does not exist")
     Store(database).close()  # an older database is migrated once, before it is read
     try:
         missing: list[str] = []

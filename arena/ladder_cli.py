@@ -26,6 +26,7 @@ from arena.rules import find_variant
 from arena.safe_text import printable
 from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
+from arena.tournament.backend import describe as describe_db
 from arena.tournament.config import GOOD_TOKEN
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
@@ -49,7 +50,7 @@ def _target(config: Path | None, database: Target, ladder: str | None) -> tuple[
         cfg = load_ladder_config(config)
         return cfg.tournament.database, ladder or cfg.name
     if not db_exists(database):
-        raise ConfigError(f"--database: {database} does not exist")
+        raise ConfigError(f"--database: {describe_db(database)} does not exist")
     return database, find_ladder(database, ladder)
 
 
@@ -142,7 +143,8 @@ def serve(config_file: Path, duration: float | None) -> None:
         arena_logging.configure(path=config.tournament.logs / f"{config.name}.jsonl")
         service = LadderService(config, duration=duration)
         service.on_listening = lambda a: err.print(
-            f"ladder {config.name} listening on {a}; results in {config.tournament.database}")
+            f"ladder {config.name} listening on {a}; results in "
+            f"{describe_db(config.tournament.database)}")
         # The service handles SIGINT/SIGTERM itself (first: drain, second: abandon). Once it
         # returns, a late Ctrl-C (the second of two pressed quickly, after the matches have
         # already drained) must not kill the process while it reports: a handler that does
@@ -374,7 +376,7 @@ def sprt(config_file: Path, bot_a: str, bot_b: str, elo0: float, elo1: float, al
         arena_logging.configure(path=config.logs / f"{run.config.name}.jsonl")
         out.print(f"SPRT {bot_a} vs {bot_b}: H0 Elo <= {elo0:g}, H1 Elo >= {elo1:g}, "
                   f"alpha {alpha:g}, beta {beta:g}; stored as {run.config.name} in "
-                  f"{config.database}", markup=False, highlight=False)
+                  f"{describe_db(config.database)}", markup=False, highlight=False)
         run.on_pair = lambda n, v, r: out.print(_describe(n, v, r), markup=False,
                                                 highlight=False)
         run.on_forfeit = lambda v, why: out.print(

@@ -22,7 +22,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from pg_support import PgServer, start_server, wait_for
+from pg_support import USER, PgServer, start_server, wait_for
 from psycopg.rows import dict_row
 from test_e2e_support import (
     ARENA,
@@ -398,3 +398,23 @@ def test_saving_a_match_twice_keeps_one_row_with_its_latency_and_faults(
         assert abs(q - 20.0) <= lat.MAX_ERROR * 20.0
     assert lines["bot1"].fault_kinds == {"timeout": 3}
     assert lines["bot1"].p50_ms is not None  # its two timed-out decisions were timed too
+
+
+def test_a_password_in_the_database_url_is_never_printed(
+    postgres: PgServer, tmp_path: Path,
+) -> None:
+    """A password in the database URL (the server here trusts the user: any password is
+    accepted) is masked in everything the commands print: `arena tournament`'s last line
+    ("results in ..."), `arena sprt`'s first, as in error messages (an outside walkthrough
+    found the first two printing it in clear, into CI logs)."""
+    url = postgres.new_database("pw").replace(f"postgresql://{USER}@",
+                                              f"postgresql://{USER}:TopSecretPW@")
+    config = _config(tmp_path, url, name="pw", variants=["argentine-1v1"], games=1)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path, env=ENV)
+    assert run.returncode == 0, explain(run)
+    assert "TopSecretPW" not in run.stdout + run.stderr, explain(run)
+    assert f"results in postgresql://{USER}:***@" in run.stderr, explain(run)
+    sprt = arena("sprt", config, "--a", "first", "--b", "random", "--max-pairs", "1",
+                 cwd=tmp_path, env=ENV)
+    assert "TopSecretPW" not in sprt.stdout + sprt.stderr, explain(sprt)
+    assert f"postgresql://{USER}:***@" in sprt.stdout, explain(sprt)
