@@ -27,7 +27,7 @@ from arena.safe_text import printable
 from arena.tournament import formats, load_config
 from arena.tournament.backend import Target
 from arena.tournament.backend import describe as describe_db
-from arena.tournament.config import GOOD_TOKEN
+from arena.tournament.config import GOOD_TOKEN, check_bot_command
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
 from arena.tournament.ladder_ratings import rate, table_rows
@@ -199,6 +199,8 @@ def add(name: str, version: str, command: str | None, token: str | None, stdio: 
         if env:
             entry["env"] = _env_table(env)
         bot = make_bot(entry, Path.cwd(), where="bot")
+        if bot.command:  # as a tournament checks its bots: a broken program never enters
+            check_bot_command(0, bot.spec(), where=f"--command (bot {bot.identity!r})")
         book = LadderBook(db)
         before = book.enter(ladder, bot)
         out.print(printable(_entered(ladder, bot, before)), markup=False, highlight=False)

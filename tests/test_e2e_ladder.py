@@ -560,3 +560,31 @@ def test_a_remote_bot_that_is_not_connected_is_not_paired(tmp_path: Path) -> Non
     assert stored, explain(run)
     assert all("ghost" not in (r["bot0"], r["bot1"]) for r in stored), stored
     assert {r["termination"] for r in stored} == {"normal"}
+
+
+def test_a_bot_that_cannot_start_is_refused_at_add_and_benched_in_the_service(
+    tmp_path: Path,
+) -> None:
+    """`arena ladder add` checks a command as a tournament does: `python missing.py` is one
+    error line naming --command, exit 2, nothing entered (it said "entered", exit 0). A bot
+    whose program exists but crashes at start is benched by the running service after three
+    forfeits in a row, logged `ladder_bot_benched`: it used to be paired again and again (it
+    has the fewest games) and a 20 s run stored 66 forfeits and no game. Here, in 6 s, the
+    crasher loses at most a few matches and the two working bots play normally."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder"),
+                                     "crasher": bot_cmd("crash_at_start")},
+                          concurrency=2, min_games=1)
+    bad = arena("ladder", "add", "pybad", "--command", "python missing.py", "--config", config,
+                cwd=tmp_path)
+    assert bad.returncode == 2, explain(bad)
+    assert "--command (bot 'pybad'): script 'missing.py' does not exist" in bad.stderr, explain(bad)
+    run = arena("ladder", "serve", config, "--duration", "6", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    stored = rows(tmp_path / "arena.db")
+    assert all("pybad" not in (r["bot0"], r["bot1"]) for r in stored)
+    crashed = [r for r in stored if "crasher" in (r["bot0"], r["bot1"])]
+    assert all(r["termination"] == "forfeit" for r in crashed), crashed
+    assert 3 <= len(crashed) <= 3 + 2 * 2, len(crashed)  # three, and pairs then in flight
+    assert [r for r in stored if r["termination"] == "normal"], stored
+    log = (tmp_path / "logs" / "main.jsonl").read_text(encoding="utf-8")
+    assert '"ladder_bot_benched"' in log

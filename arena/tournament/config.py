@@ -865,12 +865,13 @@ def _python_script(argv: tuple[str, ...], cwd: Path, where: str) -> None:
         raise ConfigError(f"{where}: cannot read {script}: {exc.strerror}") from None
 
 
-def check_bot_command(index: int, bot: BotSpec) -> None:
+def check_bot_command(index: int, bot: BotSpec, where: str | None = None) -> None:
     """A launched bot's program exists, is a file and is executable (a `python X.py` script
-    exists and compiles); raise `ConfigError` naming the bot."""
+    exists and compiles); raise `ConfigError` naming the bot (at `where`, else its config
+    entry)."""
     import shutil
 
-    where = f"bot[{index}].command (bot {bot.name!r})"
+    where = where or f"bot[{index}].command (bot {bot.name!r})"
     program = bot.command[0]
     if program in ("python", "python3") or Path(program).name.startswith("python"):
         _python_script(bot.command, bot.cwd, where)

@@ -35,9 +35,15 @@ import structlog
 import trio
 
 from arena.errors import ArenaError, ConfigError
-from arena.referee import MatchReport
+from arena.referee import MatchReport, Termination
 from arena.rules import Match
-from arena.tournament.config import BotSpec, TournamentConfig, parse_config, read_toml
+from arena.tournament.config import (
+    BotSpec,
+    TournamentConfig,
+    check_bot_command,
+    parse_config,
+    read_toml,
+)
 from arena.tournament.ladder_book import LadderBook, LadderBot, make_bot
 from arena.tournament.ladder_ratings import LadderLine, line_of, rate, record
 from arena.tournament.launcher import program_dir
@@ -167,6 +173,11 @@ def match_score(report: MatchReport, pairing: Pairing, first: str) -> float:
     return 1.0 if teams[winner] == first else 0.0
 
 
+BENCH_AFTER = 3
+"""Matches in a row a launched bot never took its seat in, after which the ladder stops
+pairing it until its entry changes (`LadderService._count_starts`)."""
+
+
 @dataclass
 class LadderService:
     """The running ladder: schedules pairs (one match from each side) until stopped."""
@@ -185,6 +196,9 @@ class LadderService:
         self.scheduling = trio.CancelScope()
         self.played = 0
         self.abandoned = 0
+        self.refused: dict[str, BotSpec] = {}  # identity -> the spec refused (logged once)
+        self.benched: set[str] = set()  # identities that failed to start BENCH_AFTER times
+        self._no_starts: dict[str, int] = {}  # identity -> forfeits at start in a row
 
     async def serve(self) -> None:
         cfg = self.config
@@ -243,13 +257,19 @@ class LadderService:
         for ident, bot in active.items():
             spec = bot.spec()
             before = self.bots.get(ident)
-            if before == spec:
+            if before == spec or self.refused.get(ident) == spec:
                 continue
             try:
+                if spec.launched:
+                    check_bot_command(0, spec, where=f"bot {ident!r}")
                 enter_bot(self.runner, spec)
             except (ArenaError, OSError) as exc:  # unattended: one bad entry stops nothing
+                self.refused[ident] = spec  # said once, not at every poll
                 log.warning("ladder_bot_refused", bot=ident, error=str(exc))
                 continue
+            self.refused.pop(ident, None)
+            self.benched.discard(ident)  # a new entry gets its chance again
+            self._no_starts.pop(ident, None)
             self.bots[ident] = spec
             if before is not None and before.token != spec.token:
                 self._revoke(before.token, active)  # a new token: the old one is void
@@ -271,7 +291,26 @@ class LadderService:
         whole ladder for a minute)."""
         hub = self.runner.hub
         return sorted(ident for ident, spec in self.bots.items()
-                      if spec.launched or hub.is_connected(spec.token))
+                      if ident not in self.benched
+                      and (spec.launched or hub.is_connected(spec.token)))
+
+    def _count_starts(self, report: MatchReport) -> None:
+        """A launched bot that never took its seat `BENCH_AFTER` matches in a row (a program
+        that crashes at start) is benched: not paired again until its entry changes. Paired
+        first for having the fewest games, it lost every match of a run at once, and no
+        real game was played (outside walkthrough 2: 66 forfeits in 20 s)."""
+        o = report.outcome
+        faulty = report.seat_names[o.faulty_seat] if o.faulty_seat is not None else None
+        for name in set(report.seat_names):
+            if o.termination is Termination.FORFEIT and name == faulty:
+                self._no_starts[name] = self._no_starts.get(name, 0) + 1
+                if (self._no_starts[name] >= BENCH_AFTER and name in self.bots
+                        and self.bots[name].launched and name not in self.benched):
+                    self.benched.add(name)
+                    log.warning("ladder_bot_benched", bot=name, forfeits=self._no_starts[name],
+                                detail=o.detail[:300])
+            else:
+                self._no_starts.pop(name, None)
 
     async def _poll(self) -> None:
         while True:
@@ -365,6 +404,7 @@ class LadderService:
                     for bot in pairing.teams:
                         self.games[bot.name] -= 1
         self.played += 1
+        self._count_starts(report)
         first = pairing.teams[0].name
         score = match_score(report, pairing, first)
         winner = None if score == 0.5 else 0 if score == 1.0 else 1
