@@ -660,6 +660,13 @@ def match(
                 highlight=False, markup=False,
             )
             out.print(f"bots' output: {bot_logs(config)}", highlight=False, markup=False)
+            if (row.termination == "forfeit" and "exited with code 0 before connecting" in
+                    detail and any(bot.protocol != "stdio" for bot in config.bots)):
+                # A stdio program given as a gRPC bot reads nothing on stdin, and ends (an
+                # outside walkthrough: the C kit without stdio:, "exited with code 0").
+                out.print("a bot that speaks lines on stdin/stdout (docs/stdio.md), not gRPC, "
+                          "is given as stdio:CMD (or NAME=stdio:CMD)", highlight=False,
+                          markup=False)
             sys.exit(1)
     except ArenaError as exc:
         # In the words of this command's arguments, not a config file's (an outside

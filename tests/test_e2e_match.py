@@ -254,3 +254,20 @@ def test_the_ladder_rates_every_bot_over_every_tournament_in_the_database(
     assert run.returncode == 2
     for name in {r["tournament"] for r in rows}:
         assert name in run.stderr.replace("\n", ""), run.stderr
+
+
+def test_a_stdio_bot_given_as_a_grpc_bot_is_told_to_use_stdio(tmp_path: Path) -> None:
+    """The C kit (a stdio bot) given to `arena match` without `stdio:` reads nothing on its
+    stdin and exits 0 before connecting: the match is a forfeit, exit 1, and the output now
+    ends with the hint to give it as stdio:CMD (an outside walkthrough got no hint); with the
+    prefix the same bot plays the match to its end."""
+    bot = str(SAMPLE_BOTS / "c_random" / "bot")
+    run = arena("match", "mineiro-1v1", f"c={bot}", RANDOM, cwd=tmp_path)
+    assert run.returncode == 1, explain(run)
+    assert "exited with code 0 before connecting" in run.stdout, explain(run)
+    assert run.stdout.strip().splitlines()[-1].startswith(
+        "a bot that speaks lines on stdin/stdout (docs/stdio.md), not gRPC, is given as "
+        "stdio:CMD"), explain(run)
+    good = arena("match", "mineiro-1v1", f"c=stdio:{bot}", RANDOM, cwd=tmp_path)
+    assert good.returncode == 0, explain(good)
+    assert "stdio:CMD" not in good.stdout
