@@ -247,6 +247,11 @@ def _run(
         runner = TournamentRunner(config)
         _warn_unsandboxed(runner)
         _warn_shared_folders(runner)
+        if config.duplicate and config.games % 2:  # (an outside walkthrough found it silent)
+            err.print(f"warning: matches_per_pair = {config.games} is odd: with duplicate = "
+                      "true each pair's last match has no twin (its deals are played from "
+                      "one side only); use an even number", style="yellow", markup=False,
+                      highlight=False)
         plan = runner.pending()
     except DatabaseError as exc:  # not a database SQLite can use (a damaged file)
         _fail(f"tournament.database: {str(exc).removeprefix('database: ')}")

@@ -174,3 +174,24 @@ def test_with_duplicate_deals_a_match_played_again_keeps_its_pairs_deals(tmp_pat
     assert resumed.returncode == 0, explain(resumed)
     assert "1 matches already stored, 1 to play" in resumed.stderr, explain(resumed)
     assert {r["id"]: r["seed"] for r in stored_matches(tmp_path / "arena.db")} == seeds
+
+
+def test_duplicate_deals_with_an_odd_number_of_matches_are_warned_of(tmp_path: Path) -> None:
+    """`duplicate = true` with `matches_per_pair = 3`: the third match of each pair has a seed
+    of its own (no twin), which an outside walkthrough found without a word. The tournament
+    says so before it plays (and plays it); with 2, no warning."""
+    config = write_config(tmp_path, name="odd", bots=dict.fromkeys(["x", "y"], FIRST),
+                          variants=["argentine-1v1"], games=3, duplicate=True)
+    run = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert run.returncode == 0, explain(run)
+    assert ("warning: matches_per_pair = 3 is odd: with duplicate = true each pair's last "
+            "match has no twin") in " ".join(run.stderr.split()), explain(run)
+    seeds = sorted(r["seed"] for r in stored_matches(tmp_path / "arena.db"))
+    assert len(seeds) == 3
+    assert len(set(seeds)) == 2  # a twin pair, and the lone third
+    (tmp_path / "even").mkdir()
+    even = write_config(tmp_path / "even", name="even", bots=dict.fromkeys(["x", "y"], FIRST),
+                        variants=["argentine-1v1"], games=2, duplicate=True)
+    quiet = arena("tournament", even, "--no-progress", cwd=tmp_path / "even")
+    assert quiet.returncode == 0, explain(quiet)
+    assert "is odd" not in quiet.stderr
