@@ -606,3 +606,22 @@ def test_watchers_are_bounded_per_host_and_in_all(tmp_path: Path) -> None:
         loop.close()
     assert len(admitted) == spectator.WATCHERS_IN_ALL
     assert refusal == "watchers: at most 64 at once on this referee"
+
+
+def test_the_sample_spectator_script_says_why_it_is_refused_in_one_line() -> None:
+    """sample_bots/spectator.py with a wrong token: one line, the status and the referee's
+    reason, exit 1 (an outside walkthrough got a 15-line gRPC traceback)."""
+    match = Match("argentine-1v1", SHORT, seed=8)
+    feed = SpectatorFeed(lambda: {"t:m": (("a", "b"), match)}, token=TOKEN)
+
+    def test(address: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(SAMPLE_BOTS / "spectator.py"), address, "t:m", "wrong-token"],
+            capture_output=True, text=True, timeout=60)
+
+    run = trio.run(_feed_server, feed, test)
+    assert run.returncode == 1, run.stderr
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("error: UNAUTHENTICATED: "), lines
+    assert "token" in lines[0]
