@@ -269,6 +269,8 @@ def steps(rec: Recorded, seat: int | None) -> list[dict[str, Any]]:
             raise ReplayMismatchError(f"decision {k}: seat {d.seat} acted, seat {actor} was to")
         events = match.apply(_action(d.action, rec.variant), _signal(d.signal))
         seen = [event_json(e) for e in events if seat is None or seat in e.audience]
+        if seat is None:
+            seen = _without_redacted_copies(seen)
         out.append({
             "step": k,
             "decision": {"seat": d.seat, "latency_ms": round(d.latency_ms, 2), "fault": d.fault},
@@ -276,6 +278,19 @@ def steps(rec: Recorded, seat: int | None) -> list[dict[str, Any]]:
             "state": _state(match, seat),
         })
     return out
+
+
+def _without_redacted_copies(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The all-cards view's events: a move some seats were told without its card (the
+    gallo's discard, a face-down play) is also there as the seat that made it saw it, card
+    and all; keep only the latter (an outside walkthrough saw each such move twice)."""
+
+    def redacted(short: dict[str, Any], full: dict[str, Any]) -> bool:
+        return (short.get("t") == full.get("t") == "move" and short.get("seat") == full.get("seat")
+                and "card" not in short and "card" in full
+                and str(full.get("text", "")).startswith(str(short.get("text", ""))))
+
+    return [e for e in events if not any(redacted(e, other) for other in events)]
 
 
 def header(rec: Recorded) -> dict[str, Any]:
