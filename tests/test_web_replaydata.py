@@ -65,3 +65,19 @@ def test_the_all_cards_view_shows_each_move_once_with_its_card(golden: str) -> N
                                   and e["seat"] != seat for e in step["events"])
     if golden.startswith("argentine-gallo"):
         assert bare_somewhere  # the others are still told the discard without its card
+
+
+def test_the_all_cards_view_shows_the_blind_iron_hands_cards() -> None:
+    """In a blind iron hand each seat's view hides its own cards (RULINGS R2), and the
+    all-cards view, built from those views, drew both hands as backs (an outside
+    walkthrough). It now shows every unplayed card, as held; a seat's view still hides its
+    own."""
+    rec = replaydata.recorded(load_replay(TESTS / "golden" / "mineiro-1v1-blind-nobody.jsonl"))
+    every, own = replaydata.steps(rec, None), replaydata.steps(rec, 0)
+    blind = [i for i, step in enumerate(own)
+             if step["state"]["hand_size"] > 0 and step["state"]["hand"] == []]
+    assert blind
+    for i in blind:
+        state = every[i]["state"]
+        assert [len(cards) for cards in state["hands"]] == state["held"], state
+        assert own[i]["state"]["hands"][0] == [], own[i]["state"]

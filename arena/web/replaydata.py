@@ -240,7 +240,9 @@ def _state(match: Match, seat: int | None) -> dict[str, Any]:
         state = view_json(views[match.to_act if match.to_act is not None else 0])
         state["seat"] = None
         state["legal"] = []
-        state["hands"] = [[str(c) for c in v.hand] for v in views]
+        # Every unplayed card, the blind iron hand's too (its seats' views hide their own
+        # cards, and the all-cards view drew only backs: an outside walkthrough).
+        state["hands"] = [[str(c) for c in match.hand.held[s]] for s in seats]
         gallo = views[0].gallo
         state["discard"] = _card(views[gallo].discard) if gallo is not None else None
         seen = {(s.seat, s.move, str(s.signal)) for v in views for s in v.signals}
