@@ -328,6 +328,7 @@ def _run(
     started = time.monotonic()
 
     async def run_with_web() -> None:
+        from arena.web.app import POLL_S
         from arena.web.app import serve as serve_web  # only with --web
         from arena.web.spectate import Spectators
 
@@ -339,6 +340,10 @@ def _run(
             err.print(f"arena web: {url}/t/{config.name} (until the tournament ends)",
                       markup=False)
             await runner.run()
+            # The pages poll for changes (web.app.POLL_S): let open ones see the last match
+            # and the finished state before the server goes (an outside walkthrough's page
+            # stayed on "5/6 matches" for good).
+            await trio.sleep(2 * POLL_S + 0.5)
             nursery.cancel_scope.cancel()
 
     try:
