@@ -475,6 +475,8 @@ def test_ladder_add_enters_a_stdio_bot_with_its_folder_and_variables(tmp_path: P
     from test_e2e_support import arena
 
     (tmp_path / "kit").mkdir()
+    (tmp_path / "bot").write_text("#!/bin/sh\n", encoding="utf-8")  # add checks the command
+    (tmp_path / "bot").chmod(0o755)
     book = LadderBook(tmp_path / "arena.db")
     book.save_settings("main", {"k": 3})
     book.close()
@@ -518,6 +520,10 @@ def test_ladder_add_says_whether_it_entered_updated_or_changed_nothing(tmp_path:
     config = tmp_path / "ladder.toml"
     config.write_text('[ladder]\nname = "main"\ndatabase = "arena.db"\n\n[[bot]]\n'
                       'name = "cfg"\ncommand = "python cfg.py"\n', encoding="utf-8")
+    for script in ("cfg.py", "cfg2.py"):  # `ladder add` checks a command as a config's
+        (tmp_path / script).write_text("print('a bot')\n", encoding="utf-8")
+    (tmp_path / "x").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "x").chmod(0o755)
     book = LadderBook(tmp_path / "arena.db")
     for bot in load_ladder_config(config).bots:  # as `arena ladder serve` enters them
         book.enter("main", bot, revive=False)

@@ -326,6 +326,9 @@ def test_the_ladder_tables_live_in_postgresql_too(postgres: PgServer, tmp_path: 
     from arena.tournament.ladder_book import LadderBook
 
     url = postgres.new_database("ladder")
+    (tmp_path / "b.py").write_text("print('a bot')\n", encoding="utf-8")  # add checks it
+    (tmp_path / "bot").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "bot").chmod(0o755)
     book = LadderBook(url)
     try:
         book.save_settings("lad", {"k": 3, "min_games": 2, "inherit": True,
