@@ -13,11 +13,12 @@ the candidate's seats, and seven checks are judged:
     every match reached its natural end   termination `normal` (the overall pass)
     answers are the bot's own             no `FALLBACK_MARK` line in its output: the Python
                                           SDK answered for it because `act()` raised
-    sends nothing the referee refuses     no message answered with an in-band error: an
-                                          unknown or already answered request id, a reply
-                                          for a seat or match it was not asked for, a second
-                                          hello, an unreadable answer (`messages_refused` in
-                                          the referee's log; late answers are the timeouts')
+    sends nothing the referee refuses     no message answered with an in-band error and
+                                          ignored: an unknown or already answered request
+                                          id, a reply for a seat or match it was not asked
+                                          for, a second hello, an empty message
+                                          (`messages_refused` in the referee's log; late
+                                          answers are the timeouts', unreadable ones strikes)
 
 Everything here but `sample_bot`, `check_config` and `load_matches` is a pure function over
 `MatchRow`s and `Replay`s, so the judging is tested without playing a match. For information
