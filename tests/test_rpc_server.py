@@ -393,6 +393,21 @@ def test_an_oversized_message_is_refused_naming_its_size() -> None:
     run(test)
 
 
+async def _refused_hello(hub: Hub, port: int, size: int,
+                         compression: grpc.Compression | None = None) -> Any:
+    """Send a hello padded to `size` bytes (compressed with `compression`) for an admitted
+    token: the RpcError it ends with; the bot was not admitted."""
+    hub.admit("tok", "bot")
+    client = Client(port, compression=compression)
+    client.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * size, token="tok",
+                                             protocol_version=1)))
+    with pytest.raises(grpc.RpcError) as refused:
+        await client.receive()
+    client.close()
+    assert not hub.is_connected("tok")
+    return refused.value
+
+
 def test_a_message_past_grpcs_cap_ends_the_stream_unbuffered() -> None:
     """gRPC's own cap on what the referee receives is twice a bot message's (128 KiB), not
     the 4 MiB it was: a hostile review (round 6) opened 300 streams before any hello, each
@@ -402,16 +417,9 @@ def test_a_message_past_grpcs_cap_ends_the_stream_unbuffered() -> None:
     holding 40 such streams one byte short costs the referee almost no memory."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        big = Client(port)
-        big.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * (1 << 20), token="tok",
-                                              protocol_version=1)))
-        with pytest.raises(grpc.RpcError) as refused:
-            await big.receive()
-        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert "larger than max" in (refused.value.details() or "")
-        big.close()
-        assert not hub.is_connected("tok")
+        refused = await _refused_hello(hub, port, 1 << 20)
+        assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "larger than max" in (refused.details() or "")
 
         def rss_kib() -> int:
             for line in Path("/proc/self/status").read_text().splitlines():
@@ -482,16 +490,9 @@ def test_a_compressed_message_is_refused_before_it_is_inflated() -> None:
     admitted, and an uncompressed hello on the same port is welcome as ever."""
 
     async def test(hub: Hub, port: int) -> None:
-        hub.admit("tok", "bot")
-        bomb = Client(port, compression=grpc.Compression.Gzip)
-        bomb.send(pb.BotMessage(hello=pb.Hello(bot_name="x" * (50 << 20), token="tok",
-                                               protocol_version=1)))
-        with pytest.raises(grpc.RpcError) as refused:
-            await bomb.receive()
-        assert refused.value.code() == grpc.StatusCode.UNIMPLEMENTED
-        assert "gzip" in (refused.value.details() or "")
-        bomb.close()
-        assert not hub.is_connected("tok")
+        refused = await _refused_hello(hub, port, 50 << 20, grpc.Compression.Gzip)
+        assert refused.code() == grpc.StatusCode.UNIMPLEMENTED
+        assert "gzip" in (refused.details() or "")
         client = Client(port)
         client.hello("tok")
         assert (await client.receive()).WhichOneof("body") == "welcome"
