@@ -680,3 +680,34 @@ def test_a_page_open_to_the_end_of_a_tournament_with_web_sees_it_finished(
     assert snapshots, "no snapshot came"
     assert snapshots[-1]["finished"], snapshots[-1]
     assert snapshots[-1]["done"] == snapshots[-1]["total"] == 2, snapshots[-1]
+
+
+def test_a_ladder_service_is_shown_as_continuous_not_as_a_tournament_with_a_total(
+    tmp_path: Path,
+) -> None:
+    """A ladder service stores its matches as a tournament flagged `ladder`, with no planned
+    total: the web showed it as "254/20 matches, running" (a made-up round robin of its bots,
+    and "running" long after the service stopped) and "1 matches a pair" (an outside
+    walkthrough). Now: its match count, "a ladder service: continuous, no total", no ETA,
+    and "pairs chosen by the ladder service"; a tournament's page is unchanged."""
+    from arena.tournament.store import Store
+    from arena.web import pages
+    from arena.web.data import Database
+
+    db = tmp_path / "arena.db"
+    store = Store(db)
+    store.begin_tournament("main", {"ladder": True, "variants": ["argentine-1v1"]})
+    store.begin_tournament("cup", {"variants": ["argentine-1v1"], "games": 1, "matches": 4})
+    store.close()
+    data = Database(db)
+    ladder, cup = data.tournament("main"), data.tournament("cup")
+    assert ladder is not None
+    assert cup is not None
+    lp, cp = data.progress(ladder), data.progress(cup)
+    assert (lp.total, lp.eta_s, lp.ladder) == (None, None, True)
+    assert pages.progress_text(lp) == "0 matches (a ladder service: continuous, no total)"
+    assert pages.progress_text(cp).startswith("0/4 matches")
+    body = pages.tournament_body(ladder, lp, [], [], [])
+    assert "pairs chosen by the ladder service as it goes" in body
+    assert "a pair" not in body.replace("pairs chosen", "")
+    assert "1 match a pair" in pages.tournament_body(cup, cp, [], [], [])

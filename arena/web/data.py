@@ -45,9 +45,10 @@ class Tournament:
 @dataclass(frozen=True, slots=True)
 class Progress:
     done: int
-    total: int | None  # None: not known yet
+    total: int | None  # None: not known yet, or a ladder (no total)
     eta_s: float | None
     finished: bool
+    ladder: bool = False  # a ladder service's matches: continuous, no total nor ETA
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +166,9 @@ class Database:
         """How many matches are stored, of how many, and when the rest should be done (from
         the pace so far). The total is what the runner recorded when the tournament began;
         for an older database, a round robin of its bots: every pair, variant, `games` times."""
+        if t.ladder:  # a service that pairs as it goes: no total, no end (walkthrough 2
+            # saw "254/20 matches, running" for a stopped one)
+            return Progress(t.matches, None, None, False, ladder=True)
         total: int | None = t.planned
         if total is None:  # an older database: a round robin of the bots (seen so far)
             bots = len(t.bots) or len({b for r in self.rows(t.name) for b in (r.bot0, r.bot1)})

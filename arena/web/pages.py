@@ -60,6 +60,8 @@ def tournaments_list(ts: list[Tournament], progress: dict[str, Progress]) -> str
 
 
 def progress_text(p: Progress) -> str:
+    if p.ladder:
+        return e(f"{p.done} matches (a ladder service: continuous, no total)")
     total = "?" if p.total is None else str(p.total)
     state = "finished" if p.finished else (
         f"ETA {duration(p.eta_s)}" if p.eta_s is not None else "running")
@@ -199,8 +201,10 @@ def filter_form(action: str, bots: list[str], variants: list[str],
 def tournament_body(t: Tournament, p: Progress, tables: list[Table],
                     rows: list[dict[str, Any]], stats: list[BotStats]) -> str:
     q = quote(t.name, safe="")
+    pairs = ("pairs chosen by the ladder service as it goes" if t.ladder else
+             f"{t.games} {'match' if t.games == 1 else 'matches'} a pair")
     return (f'<h1>{e(t.name)}</h1><p class="meta">started {e(when(t.started_at))} · '
-            f'variants {e(", ".join(t.variants))} · {t.games} matches a pair · '
+            f'variants {e(", ".join(t.variants))} · {e(pairs)} · '
             f'<a href="/matches?{urlencode({"tournament": t.name})}">matches</a></p>'
             f'<div id="live" data-events="/api/t/{q}/events">{progress_bar(p)}</div>'
             f'<div id="standings">{section_standings(tables)}</div>'
