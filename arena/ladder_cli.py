@@ -145,17 +145,23 @@ def serve(config_file: Path, duration: float | None) -> None:
         service.on_listening = lambda a: err.print(
             f"ladder {config.name} listening on {a}; results in "
             f"{describe_db(config.tournament.database)}")
+        service.on_note = lambda text: err.print(
+            printable(f"ladder {config.name}: {text}"), markup=False, highlight=False)
         # The service handles SIGINT/SIGTERM itself (first: drain, second: abandon). Once it
         # returns, a late Ctrl-C (the second of two pressed quickly, after the matches have
         # already drained) must not kill the process while it reports: a handler that does
         # nothing is what trio restores when its signal receiver closes.
-        signal.signal(signal.SIGINT, _ignore_signal)
+        # The same for SIGTERM: the second of two sent 0.3 s apart (a service manager, the
+        # tests) killed the process (-15) when the first had already drained.
+        for stop in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(stop, _ignore_signal)
         try:
             trio.run(service.serve)
         finally:
             # Ignored by the OS from now on: at exit Python puts the default handler back in
             # place of a Python one, and a late Ctrl-C then killed the process (-2).
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for stop in (signal.SIGINT, signal.SIGTERM):
+                signal.signal(stop, signal.SIG_IGN)
     except ArenaError as exc:
         fail(str(exc))
     err.print(f"ladder {config.name} stopped: {service.played} matches played now, "

@@ -11,6 +11,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import closing
@@ -503,12 +504,21 @@ def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
         assert added.returncode == 0, explain(added)
         with config.open("a", encoding="utf-8") as f:
             f.write(f'\n[[bot]]\nname = "late"\ntoken = "{token}"\n')
+        said: list[str] = []
+        reader = threading.Thread(target=lambda: said.extend(
+            proc.stderr.readline() for _ in range(2)) if proc.stderr else None, daemon=True)
+        reader.start()
         proc.send_signal(signal.SIGHUP)
         log = tmp_path / "logs" / "main.jsonl"
         wait_for("the reload refused", lambda: log.exists()
                  and "ladder_reload_failed" in log.read_text(encoding="utf-8"), proc, 30)
         time.sleep(1)
         assert proc.poll() is None, "the ladder stopped"
+        # ... and the organizer's console says so, then that the rest was reloaded (it said
+        # nothing of a SIGHUP: an outside walkthrough).
+        reader.join(timeout=30)
+        assert said[0].startswith("ladder main: reload: bot late refused: "), said
+        assert said[1].startswith(f"ladder main: reloaded {config}: 3 bots in the config"), said
 
 
 def test_sprt_counts_no_forfeit_and_stops_when_a_bot_never_plays(tmp_path: Path) -> None:

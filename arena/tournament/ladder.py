@@ -186,6 +186,10 @@ class LadderService:
     duration: float | None = None  # seconds of scheduling, then drain (None: until stopped)
     rng: random.Random = field(default_factory=lambda: random.Random(secrets.randbits(64)))
     on_listening: Callable[[str], None] | None = None
+    on_note: Callable[[str], None] | None = None
+    """Told, in a line for the organizer's console, what the log says of a reload, of an
+    entry refused and of a bot benched (the console said nothing of a SIGHUP: an outside
+    walkthrough)."""
 
     def __post_init__(self) -> None:
         self.book = LadderBook(self.config.tournament.database)
@@ -266,6 +270,7 @@ class LadderService:
             except (ArenaError, OSError) as exc:  # unattended: one bad entry stops nothing
                 self.refused[ident] = spec  # said once, not at every poll
                 log.warning("ladder_bot_refused", bot=ident, error=str(exc))
+                self._note(f"bot {ident} refused: {exc}")
                 continue
             self.refused.pop(ident, None)
             self.benched.discard(ident)  # a new entry gets its chance again
@@ -309,6 +314,9 @@ class LadderService:
                     self.benched.add(name)
                     log.warning("ladder_bot_benched", bot=name, forfeits=self._no_starts[name],
                                 detail=o.detail[:300])
+                    self._note(f"bot {name} benched: it did not take its seat "
+                               f"{self._no_starts[name]} matches in a row ({o.detail[:200]}); "
+                               "it plays again once its entry changes")
             else:
                 self._no_starts.pop(name, None)
 
@@ -339,14 +347,22 @@ class LadderService:
             fresh = load_ladder_config(self.config.path)
         except ConfigError as exc:
             log.warning("ladder_reload_failed", error=str(exc))
+            self._note(f"reload failed, the bots stay as they were: {exc}")
             return
         for bot in fresh.bots:
             try:
                 self.book.enter(self.config.name, bot, revive=False)
             except ConfigError as exc:  # a token another entry has, say: never fatal here
                 log.warning("ladder_reload_failed", bot=bot.identity, error=str(exc))
+                self._note(f"reload: bot {bot.identity} refused: {exc}")
         self._refresh_bots()
         log.info("ladder_reloaded", bots=len(fresh.bots))
+        self._note(f"reloaded {self.config.path}: {len(fresh.bots)} bots in the config, "
+                   f"{len(self.bots)} playing")
+
+    def _note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
 
     async def _schedule(self, pairs: trio.Nursery) -> None:
         cfg = self.config
