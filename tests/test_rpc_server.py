@@ -420,6 +420,14 @@ def test_a_message_past_grpcs_cap_ends_the_stream_unbuffered() -> None:
         refused = await _refused_hello(hub, port, 1 << 20)
         assert refused.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert "larger than max" in (refused.details() or "")
+        # An admitted bot's 1 MiB message: gRPC ends the stream without a word to the
+        # referee, whose record of the connection says what it may have been.
+        client, conn = await connected(hub, port, "tok2")
+        client.send(pb.BotMessage(action=pb.ActionReply(request_id="x" * (1 << 20))))
+        with trio.fail_after(10):
+            await conn.closed.wait()
+        assert "larger than gRPC accepts" in conn.close_reason, conn.close_reason
+        client.close()
 
         def rss_kib() -> int:
             for line in Path("/proc/self/status").read_text().splitlines():

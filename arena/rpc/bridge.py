@@ -793,7 +793,8 @@ class _AsyncioSide(Generic[InT, OutT]):
                 self._context.set_code(code)
                 self._context.set_details(details)
         except asyncio.CancelledError:
-            reason = "the call was cancelled: the client went away or the server stopped"
+            reason = ("the call was cancelled: the client went away, the server stopped, or "
+                      "a message was larger than gRPC accepts (it refuses one unread)")
             cancelled = True
             raise
         finally:
@@ -814,7 +815,10 @@ class _AsyncioSide(Generic[InT, OutT]):
                     stream._reader_blocked = False
                 message = await self._context.read()
                 if message is grpc.aio.EOF:
-                    self._push(_End("the client finished sending"))
+                    # (gRPC also ends a stream so, unannounced to the server, when a message
+                    # is over its own size limit: the client is told, the server sees an end.)
+                    self._push(_End("the client finished sending (or sent a message larger "
+                                    "than gRPC accepts, which it refuses unread)"))
                     return
                 if isinstance(message, _Undecodable):
                     self._push(
