@@ -490,6 +490,111 @@ def test_a_retired_or_replaced_token_no_longer_gets_in(tmp_path: Path) -> None:
                  lambda: gets(new, "ERROR_CODE_UNAUTHENTICATED"), proc, 30)
 
 
+class _Held:
+    """A raw gRPC client (no SDK) holding one stream open with `token`: it answers every
+    decision with the first legal action and keeps what the referee sends, and how the
+    stream ended."""
+
+    def __init__(self, address: str, token: str) -> None:
+        import queue
+
+        import grpc
+
+        from arena.v1 import arena_pb2 as pb
+        from arena.v1 import arena_pb2_grpc as pb_grpc
+
+        self.pb = pb
+        self.errors: list[tuple[str, str]] = []  # (code name, message)
+        self.games = 0
+        self.ended: tuple[str, str] | None = None  # (status name, details)
+        self._out: queue.Queue[Any] = queue.Queue()
+        self._out.put(pb.BotMessage(hello=pb.Hello(bot_name="held", token=token,
+                                                   protocol_version=1)))
+        self._channel = grpc.insecure_channel(address)
+        self._replies = pb_grpc.RefereeStub(self._channel).Play(iter(self._out.get, None))
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        import grpc
+
+        pb = self.pb
+        try:
+            for message in self._replies:
+                for item in (message.batch.messages if message.WhichOneof("body") == "batch"
+                             else [message]):
+                    body = item.WhichOneof("body")
+                    if body == "error":
+                        self.errors.append((pb.ErrorCode.Name(item.error.code),
+                                            item.error.message))
+                    elif body == "game_started":
+                        self.games += 1
+                    elif body == "decision":
+                        d = item.decision
+                        self._out.put(pb.BotMessage(action=pb.ActionReply(
+                            request_id=d.request_id, match_id=d.match_id, seat=d.seat,
+                            action_index=0)))
+            self.ended = ("OK", "")
+        except grpc.RpcError as exc:
+            self.ended = (exc.code().name, exc.details() or "")
+
+    def close(self) -> None:
+        self._out.put(None)
+        self._channel.close()
+        self._thread.join(timeout=10)
+
+
+def test_a_retired_or_replaced_token_closes_its_idle_connection_saying_why(
+    tmp_path: Path,
+) -> None:
+    """A remote bot connected with a token the ladder withdraws (`ladder add` with a new
+    token, `ladder retire`) finishes the match it is in, then is told why (an in-band
+    UNAUTHENTICATED error naming the change) and its stream ends PERMISSION_DENIED. Left
+    open, the old connection sat silent until the service stopped and its author never
+    learnt why no match came (an outside walkthrough)."""
+    with two_bot_ladder(tmp_path) as (proc, config, address):
+        old, new = "old-" + os.urandom(8).hex(), "new-" + os.urandom(8).hex()
+        added = arena("ladder", "add", "remote", "--token", old, "--config", config,
+                      cwd=tmp_path)
+        assert added.returncode == 0, explain(added)
+        wait_for("the old token admitted", lambda: _hello(address, old) == "welcome", proc, 30)
+        first = _Held(address, old)
+        try:
+            # Connected, it is paired: it plays (answers every decision) until withdrawn.
+            wait_for("a match for the connected bot", lambda: first.games > 0, proc, 60)
+            added = arena("ladder", "add", "remote", "--token", new, "--config", config,
+                          cwd=tmp_path)
+            assert added.returncode == 0, explain(added)
+            wait_for("the old connection closed", lambda: first.ended is not None, proc, 90)
+        finally:
+            first.close()
+        assert first.ended is not None
+        assert first.ended[0] == "PERMISSION_DENIED", first.ended
+        assert "remote was given a new token in ladder 'main'" in first.ended[1], first.ended
+        told = [m for code, m in first.errors if code == "ERROR_CODE_UNAUTHENTICATED"]
+        assert told, first.errors
+        assert "was given a new token" in told[-1], first.errors
+        assert "ERROR_CODE_TIMEOUT" not in {code for code, _ in first.errors}, first.errors
+
+        second = _Held(address, new)
+        try:
+            wait_for("the new token's stream open", lambda: second.games > 0
+                     or second.ended is not None, proc, 60)
+            retired = arena("ladder", "retire", "remote", "--config", config, cwd=tmp_path)
+            assert retired.returncode == 0, explain(retired)
+            wait_for("the retired connection closed", lambda: second.ended is not None,
+                     proc, 90)
+        finally:
+            second.close()
+        assert second.ended is not None
+        assert second.ended[0] == "PERMISSION_DENIED", second.ended
+        assert "remote was retired from ladder 'main'" in second.ended[1], second.ended
+    stored = rows(tmp_path / "arena.db")
+    mine = [r for r in stored if "remote" in (r["bot0"], r["bot1"])]
+    assert mine, stored
+    assert {r["termination"] for r in mine} == {"normal"}, mine
+
+
 def test_a_sighup_with_a_config_the_book_refuses_keeps_the_ladder_running(
     tmp_path: Path,
 ) -> None:

@@ -288,6 +288,12 @@ class Connection:
     it reaches its request, and the referee strikes it."""
     refused_first: dict[str, str] = field(default_factory=dict)  # code -> the first's text
     matches: dict[str, None] = field(default_factory=dict)  # ids of the matches it played
+    in_play: set[tuple[str, int]] = field(default_factory=set)
+    """The seats (match id, seat) linked to this connection whose match has not let go yet."""
+    retired: str = ""
+    """Why its token was withdrawn (`Hub.retire`): it is told so and closed once no seat of
+    it is in play."""
+    _reading: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def __post_init__(self) -> None:
         self._strays = self.max_strays
@@ -299,7 +305,25 @@ class Connection:
         the seat may move to a later connection with the same token (see `reconnect`)."""
         if len(self.matches) < MATCHES_NOTED:
             self.matches[match_id] = None
+        self.in_play.add((match_id, seat))
         return RemoteSeatLink(self, match_id, seat, bot_name or self.bot_name, reconnect)
+
+    def release(self, match_id: str, seat: int) -> None:
+        """The match of this seat is over here (ended, forfeited, abandoned, or the seat
+        moved to another connection)."""
+        self.in_play.discard((match_id, seat))
+        if self.retired and not self.in_play:
+            self._reading.cancel()
+
+    def retire(self, why: str) -> None:
+        """Its token no longer admits anyone: the seats in play finish their matches, then
+        the bot is told `why` (an in-band `UNAUTHENTICATED` error) and the stream ends with
+        PERMISSION_DENIED. Left open, a retired bot's idle connection sat silent until the
+        referee stopped, and its author never learnt why no match came (an outside
+        walkthrough)."""
+        self.retired = why
+        if not self.in_play:
+            self._reading.cancel()
 
     def _refuse(self, code: Any, text: str, *, request_id: str = "", match_id: str = "") -> None:
         """Refuse a message in-band, and count it (`refused`; logged as `messages_refused`
@@ -358,25 +382,31 @@ class Connection:
         if take_on_arrival is not None:  # answers routed as they arrive (`_route_answer`)
             take_on_arrival(self._route_answer)
         try:
-            while True:
-                message = await self.stream.receive()
-                if self._on_message(message):
-                    continue  # an answer to a request the referee sent: bounded by requests
-                now = trio.current_time()
-                allowance = min(self.burst, allowance + (now - last) * self.max_rate)
-                last = now
-                if allowance < 1:
-                    await self._flooded(f"more than {self.max_rate:g} messages per second")
-                    return
-                allowance -= 1
-                # Weighed by size: each started KiB a stray, so 60 KiB strays are not 200 a
-                # connection (hostile review round 5: their parsing struck honest bots).
-                self._strays -= 1 + message.ByteSize() // STRAY_KIB
-                if self._strays < 0:
-                    await self._flooded(
-                        f"more than {self.max_strays} messages that answer no request"
-                    )
-                    return
+            with self._reading:  # cancelled by `retire` once no seat is in play
+                while True:
+                    message = await self.stream.receive()
+                    if self._on_message(message):
+                        continue  # an answer to a request the referee sent: bounded
+                    now = trio.current_time()
+                    allowance = min(self.burst, allowance + (now - last) * self.max_rate)
+                    last = now
+                    if allowance < 1:
+                        await self._flooded(f"more than {self.max_rate:g} messages per second")
+                        return
+                    allowance -= 1
+                    # Weighed by size: each started KiB a stray, so 60 KiB strays are not
+                    # 200 a connection (hostile review round 5: their parsing struck honest
+                    # bots).
+                    self._strays -= 1 + message.ByteSize() // STRAY_KIB
+                    if self._strays < 0:
+                        await self._flooded(
+                            f"more than {self.max_strays} messages that answer no request"
+                        )
+                        return
+            text = f"{self.retired}: this connection is closed"
+            self.send(_error(pb.ERROR_CODE_UNAUTHENTICATED, text))
+            self._gone(f"token withdrawn ({self.retired})")
+            await self.stream.aclose(grpc.StatusCode.PERMISSION_DENIED, text)
         except MessageTooLarge as exc:  # refused unread: end the stream, say why
             self.send(_error(pb.ERROR_CODE_MESSAGE_TOO_LARGE, exc.reason))
             self._gone(exc.reason)
@@ -514,10 +544,17 @@ class RemoteSeatLink:
         hub = self.conn.hub
         if not self._can_reconnect or hub is None:
             raise BotDisconnected(f"{self._name}: {self.conn.close_reason}")
+        old = self.conn
         self.conn = await hub.connection_for(self.conn.token)  # a live one: not the old
+        old.release(self.match_id, self.seat)
+        self.conn.in_play.add((self.match_id, self.seat))
         log.info("seat_reconnected", bot=self._name, match_id=self.match_id, seat=self.seat)
         if self._started is not None:
             self.conn.send(self._started)
+
+    def release(self) -> None:
+        """The match is over for this seat (its runner lets go of it, however it ended)."""
+        self.conn.release(self.match_id, self.seat)
 
     async def start(self, start: MatchStart) -> None:
         self._deck = convert.deck_of(start.variant)
@@ -670,6 +707,13 @@ class Hub:
         self._gone_since.pop(token, None)
         if not self.is_connected(token):  # a seat in play keeps its owner: thieves are named
             self._forget_owner(token)
+
+    def retire(self, token: str, why: str) -> None:
+        """`revoke` `token`, and close its connections once their matches are over, telling
+        the bot `why` (`Connection.retire`)."""
+        self.revoke(token)
+        for conn in list(self._connections.get(token, [])):
+            conn.retire(why)
 
     def _forget_owner(self, token: str) -> None:
         self._owners.pop(token, None)

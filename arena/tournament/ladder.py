@@ -256,7 +256,8 @@ class LadderService:
                   if e.retired_at is None}
         for ident in list(self.bots):
             if ident not in active:
-                self._revoke(self.bots.pop(ident).token, active)
+                self._revoke(self.bots.pop(ident).token, active,
+                             f"{ident} was retired from ladder {self.config.name!r}")
                 log.info("ladder_bot_retired", bot=ident)
         for ident, bot in active.items():
             spec = bot.spec()
@@ -277,15 +278,17 @@ class LadderService:
             self._no_starts.pop(ident, None)
             self.bots[ident] = spec
             if before is not None and before.token != spec.token:
-                self._revoke(before.token, active)  # a new token: the old one is void
+                self._revoke(before.token, active,  # a new token: the old one is void
+                             f"{ident} was given a new token in ladder {self.config.name!r}")
             log.info("ladder_bot_entered", bot=ident, launched=spec.launched)
 
-    def _revoke(self, token: str, active: Mapping[str, LadderBot]) -> None:
+    def _revoke(self, token: str, active: Mapping[str, LadderBot], why: str) -> None:
         """No new connection with `token` (a retired bot's, or one replaced by a new token),
-        unless an active entry still has it; connections in play finish their matches. Kept
-        admitted, a retired entrant kept a door to the referee (hostile review, round 5)."""
+        unless an active entry still has it; its connections finish their matches in play,
+        then are told `why` and closed. Kept admitted, a retired entrant kept a door to the
+        referee (hostile review, round 5)."""
         if token and all(bot.token != token for bot in active.values()):
-            self.runner.hub.revoke(token)
+            self.runner.hub.retire(token, why)
             log.info("ladder_token_revoked")
 
     def _present(self) -> list[str]:

@@ -30,7 +30,7 @@ import trio
 from arena.errors import ArenaError, ConfigError
 from arena.referee import MatchReport, Outcome, SeatLink, Termination, run_match
 from arena.rpc.bridge import GrpcServerThread, SeatDoor
-from arena.rpc.server import Connection, Hub, seat_door, serve_referee
+from arena.rpc.server import Connection, Hub, RemoteSeatLink, seat_door, serve_referee
 from arena.rpc.spectator import LiveMatches, SpectatorFeed
 from arena.rules import Action, Match, Signal
 from arena.tournament.config import BotSpec, TournamentConfig, changed_on_resume, decisive
@@ -132,7 +132,7 @@ class Plan:
 class _Seat:
     """A seat's connection, and the process behind it if the referee launched it."""
 
-    def __init__(self, link: SeatLink, conn: Connection, process: SeatProcess | None,
+    def __init__(self, link: RemoteSeatLink, conn: Connection, process: SeatProcess | None,
                  door: AsyncExitStack | None = None) -> None:
         self.link = link
         self.conn = conn
@@ -612,7 +612,7 @@ class TournamentRunner:
                 if len({f.seat for f in failures}) > 1:
                     report = _forfeit_all(pairing, game, failures)
                 elif absent is None:
-                    links = [s.link for s in seats if s is not None]
+                    links: list[SeatLink] = [s.link for s in seats if s is not None]
                     names = tuple(b.name for b in seat_bots(pairing, game.team_of))
                     self.live[pairing.match_id] = (names, game)  # for spectators (arena.web)
                     report = await run_match(
@@ -812,6 +812,7 @@ class TournamentRunner:
             for taken in seats:
                 if taken is None:
                     continue
+                taken.link.release()
                 if taken.process is not None:
                     await taken.conn.close("match over")
                     nursery.start_soon(taken.end)
