@@ -244,6 +244,53 @@ def test_a_restarted_ladder_continues_where_it_stopped(tmp_path: Path) -> None:
         assert games_after[bot] == games_of(after, bot)
 
 
+def _halves(database: Path) -> list[str]:
+    """Pairs with side 0 stored and side 1 not: their match-id stems."""
+    ids = {r["id"] for r in rows(database)}
+    return [i[:-2] for i in ids if i.endswith(":0") and i[:-2] + ":1" not in ids]
+
+
+def test_a_pair_cut_by_a_kill_gets_its_second_side_after_the_restart(tmp_path: Path) -> None:
+    """`arena ladder serve` killed with SIGKILL between the two sides of a duplicate pair
+    keeps the first side stored; run again, the service plays the missing side first (the
+    same deals, sides swapped, its own match id) instead of leaving a half pair in the
+    ratings for good (an outside walkthrough: pair 164 kept one side, and the restart
+    numbered new pairs past it)."""
+    config = write_ladder(tmp_path, {"first": bot_cmd("first_legal"), "folder": bot_cmd("folder")},
+                          concurrency=1, min_games=1, duplicate=True)
+    database = tmp_path / "arena.db"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for _attempt in range(5):  # the kill must land between two sides: usually the first try
+        proc = subprocess.Popen([str(ARENA), "ladder", "serve", str(config)], cwd=tmp_path,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        try:
+            wait_for("a stored first side", lambda: bool(_halves(database)), proc, 120)
+            proc.kill()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.communicate()
+        cut = _halves(database)
+        if cut:
+            break
+    assert cut, "no kill landed between the two sides of a pair in 5 tries"
+    before = {r["id"]: r for r in rows(database)}
+
+    again = arena("ladder", "serve", config, "--duration", "3", cwd=tmp_path)
+    assert again.returncode == 0, explain(again)
+    assert f"{len(cut)} pairs stored with one side only" in again.stderr, explain(again)
+    after = {r["id"]: r for r in rows(database)}
+    for stem in cut:
+        first, second = after[stem + ":0"], after[stem + ":1"]
+        assert first == before[stem + ":0"]
+        assert second["seed"] == first["seed"]  # duplicate: the same deals
+        assert (second["bot0"], second["bot1"]) == (first["bot1"], first["bot0"])
+        new = [r for i, r in after.items() if i not in before]
+        assert second["started_at"] == min(r["started_at"] for r in new), new
+    assert _halves(database) == []
+
+
 def test_sprt_accepts_that_the_heuristic_bot_is_stronger_than_the_random_bot(
     tmp_path: Path,
 ) -> None:

@@ -10,7 +10,8 @@ under the ladder's name; with `duplicate = true` the two share one seed (the sam
 swapped), otherwise each has its own (README "Deals": a bot can remember a match's deals). Pair
 numbers only grow (the next one is one past the largest in `ladder_pairs`), so a restart
 continues where the last run stopped and a match is never stored twice. A match cut short by a
-stop is not stored.
+stop is not stored; a pair whose first side was stored and second was not (`HalfPair`) gets
+its second side first after a restart.
 
 Ratings are OpenSkill (Plackett-Luce; it rates teams, and each side of a Truco match is one
 bot), recomputed from the stored matches in match-id order, per variant and overall, ranked
@@ -163,6 +164,31 @@ def enter_bot(runner: TournamentRunner, bot: BotSpec) -> None:
                          shlex.join(bot.command))
 
 
+def pair_match_id(ladder: str, number: int, variant: str, a: str, b: str, side: int) -> str:
+    """The id of side `side` (0: `a` first, 1: `b` first) of pair `number`."""
+    return f"{ladder}:{number:07d}:{variant}:{a}-{b}:{side}"
+
+
+@dataclass(frozen=True, slots=True)
+class HalfPair:
+    """A pair whose first side is stored and whose second is not (the service was killed,
+    or stopped twice, between them): played first when both bots can play."""
+
+    number: int
+    variant: str
+    a: str
+    b: str
+    seed: int
+
+
+def half_pairs(ladder: str, scheduled: list[tuple[int, str, str, str, int]],
+               stored: set[str]) -> list[HalfPair]:
+    """The pairs of `scheduled` with side 0 in `stored` and side 1 not."""
+    return [HalfPair(n, v, a, b, seed) for n, v, a, b, seed in scheduled
+            if pair_match_id(ladder, n, v, a, b, 0) in stored
+            and pair_match_id(ladder, n, v, a, b, 1) not in stored]
+
+
 def match_score(report: MatchReport, pairing: Pairing, first: str) -> float:
     """`first`'s score in a finished match: 1 a win, 0 a loss, ½ no winner."""
     teams = (pairing.teams[0].name, pairing.teams[1].name)
@@ -203,6 +229,7 @@ class LadderService:
         self.refused: dict[str, BotSpec] = {}  # identity -> the spec refused (logged once)
         self.benched: set[str] = set()  # identities that failed to start BENCH_AFTER times
         self._no_starts: dict[str, int] = {}  # identity -> forfeits at start in a row
+        self.halves: list[HalfPair] = []  # pairs to finish, found at start
 
     async def serve(self) -> None:
         cfg = self.config
@@ -249,6 +276,12 @@ class LadderService:
         for row in rows:
             for bot in (row.bot0, row.bot1):
                 self.games[bot] = self.games.get(bot, 0) + 1
+        self.halves = half_pairs(self.config.name, self.book.pairs(self.config.name),
+                                 {row.id for row in rows})
+        if self.halves:
+            log.info("ladder_half_pairs", pairs=[h.number for h in self.halves])
+            self._note(f"{len(self.halves)} pairs stored with one side only (a stop cut "
+                       "them): their second sides are played first, once both bots can play")
         self._refresh_bots()
 
     def _refresh_bots(self) -> None:
@@ -373,11 +406,22 @@ class LadderService:
         limiter = trio.CapacityLimiter(cfg.tournament.concurrency)
         while True:
             await slots.acquire()
+            present = self._present()
+            half = next((h for h in self.halves if h.a in present and h.b in present), None)
+            if half is not None:
+                self.halves.remove(half)
+                for bot in (half.a, half.b):
+                    self.games[bot] = self.games.get(bot, 0) + 1
+                log.info("ladder_pair", pair=half.number, variant=half.variant,
+                         bots=[half.a, half.b], sides=[1])
+                pairs.start_soon(self._play_pair, slots, limiter, half.number, half.variant,
+                                 (self.bots[half.a], self.bots[half.b]), half.seed, (1,))
+                continue
             number = self.book.next_pair(cfg.name)
             variants = cfg.tournament.variants
             variant = variants[number % len(variants)]
             skills = {b: Skill(x.mu, x.sigma) for b, x in self.skills[variant].items()}
-            chosen = choose_pair(self._present(), skills, self.games, self.rng)
+            chosen = choose_pair(present, skills, self.games, self.rng)
             if chosen is None:
                 slots.release()
                 await trio.sleep(cfg.poll_ms / 1000)
@@ -394,17 +438,18 @@ class LadderService:
     async def _play_pair(
         self, slots: trio.Semaphore, limiter: trio.CapacityLimiter, number: int,
         variant: str, specs: tuple[BotSpec, BotSpec], seed: int,
+        sides: tuple[int, ...] = (0, 1),
     ) -> None:
         # The second side's deals: the first's with duplicate = true, else its own.
         seeds = (seed, seed if self.config.tournament.duplicate else secrets.randbits(63))
         try:
             # One side after the other, never both at once: with duplicate deals, a bot in
             # both would hold, in one, its opponent's cards in the other.
-            for side in (0, 1):
+            for side in sides:
                 teams = specs if side == 0 else (specs[1], specs[0])
                 pairing = Pairing(
-                    match_id=f"{self.config.name}:{number:07d}:{variant}:"
-                             f"{specs[0].name}-{specs[1].name}:{side}",
+                    match_id=pair_match_id(self.config.name, number, variant,
+                                           specs[0].name, specs[1].name, side),
                     variant=variant, options=self.config.tournament.options[variant],
                     seed=seeds[side], teams=teams, index=side,
                 )

@@ -258,6 +258,12 @@ class LadderBook:
                 (ladder, number, variant, a, b, seed, time.time()),
             )
 
+    def pairs(self, ladder: str) -> list[tuple[int, str, str, str, int]]:
+        """Every pair scheduled in `ladder`: (number, variant, bot_a, bot_b, seed), in order."""
+        return [(int(n), v, a, b, int(seed)) for n, v, a, b, seed in self.db.execute(
+            "SELECT number, variant, bot_a, bot_b, seed FROM ladder_pairs WHERE ladder = ? "
+            "ORDER BY number", (ladder,)).fetchall()]
+
     def matches(self, ladder: str, include: Iterable[str] = ()) -> list[MatchRow]:
         """The ladder's stored matches, and those of the tournaments named in `include`
         (shell-style patterns: `match-*` takes every ad-hoc `arena match`)."""
