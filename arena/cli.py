@@ -62,7 +62,7 @@ from arena.tournament.config import (
 )
 from arena.tournament.launcher import own_folders, shared_folders
 from arena.tournament.runner import bot_logs
-from arena.tournament.standings import Line, crosstable
+from arena.tournament.standings import Line, crosstable, variant_order
 from arena.tournament.storage import StorageError
 from arena.tournament.store import MatchRow, bot_results
 
@@ -161,8 +161,7 @@ def _print_tables(
 ) -> None:
     """A standings table and a crosstable per variant played and overall ones, titled
     `label: ...`, as rich tables or as JSON, CSV or Markdown (`formats.FORMATS`)."""
-    played = sorted({r.variant for r in rows}, key=lambda v: variants.index(v)
-                    if v in variants else len(variants))
+    played = variant_order((r.variant for r in rows), variants)
     data: dict[str, dict[str, list[dict[str, object]]]] = {}
     for title, variant in [*((v, v) for v in played), ("overall", None)]:
         lines = standings(rows, variant)
@@ -240,8 +239,11 @@ def _print_rich_tables(heading: str, lines: list[Line], grid: list[list[str]]) -
 
 
 def _run(
-    config: TournamentConfig, *, progress: bool, announce: bool = False, web: str | None = None
+    config: TournamentConfig, *, progress: bool, announce: bool = False, web: str | None = None,
+    listed: tuple[str, ...] = (),
 ) -> None:
+    """Play `config`'s tournament, then print its standings: the variants of `listed` (the
+    config's own order, before a `--variant` narrowed it) in that order."""
     arena_logging.configure(path=config.logs / f"{config.name}.jsonl")
     try:
         runner = TournamentRunner(config)
@@ -362,7 +364,7 @@ def _run(
     err.print(f"played {todo} matches in {time.monotonic() - started:.1f} s; "
               f"results in {describe_db(config.database)}, replays in {config.replays}",
               markup=False)
-    _print_standings(runner.store, config.name, config.variants)
+    _print_standings(runner.store, config.name, (*listed, *config.variants))
 
 
 def _say_notes(config: TournamentConfig) -> None:
@@ -447,6 +449,7 @@ def tournament(
     """
     try:
         config = load_config(config_file)
+        listed = config.variants
         _say_notes(config)
         if variants:
             for v in variants:
@@ -473,7 +476,7 @@ def tournament(
         # With remote bots the organizer must know where they connect: say it at once.
         _run(config, progress=not no_progress and err.is_terminal,
              announce=any(not bot.launched for bot in config.bots),
-             web=_web_arg(web) if web else None)
+             web=_web_arg(web) if web else None, listed=listed)
     except ArenaError as exc:
         _fail(str(exc))
 

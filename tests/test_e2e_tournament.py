@@ -520,3 +520,32 @@ def test_a_bad_config_exits_2_naming_the_field(tmp_path: Path, case: str) -> Non
         assert word in err, explain(run)
     assert run.stdout == ""
     assert not (tmp_path / "replays").exists()
+
+
+@pytest.mark.e2e
+def test_standings_tables_come_in_the_configs_order_every_time(tmp_path: Path) -> None:
+    """The tables of standings come in the config's variant order, on the console and on the
+    web, whatever the run: an outside walkthrough saw a run narrowed with `--variant` print
+    the other variants' tables in a new order on each run (set order under hash
+    randomisation), and the web sort them by name while the CLI kept the config's."""
+    variants = ["mineiro-1v1", "argentine-2v2", "argentine-1v1"]  # neither by name nor by rule
+    config = write_config(tmp_path, name="ordered", variants=variants,
+                          bots={"random": RANDOM, "first": bot_cmd("first_legal")})
+    full = arena("tournament", config, "--no-progress", cwd=tmp_path)
+    assert full.returncode == 0, explain(full)
+
+    def headings(text: str) -> list[str]:
+        found = re.findall(r"ordered: ([a-z0-9-]+)", text)
+        return list(dict.fromkeys(v for v in found if v in [*variants, "overall"]))
+
+    assert headings(full.stdout) == [*variants, "overall"], full.stdout
+    for hash_seed in ("1", "2", "3"):
+        narrowed = arena("tournament", config, "--no-progress", "--variant", "argentine-1v1",
+                         cwd=tmp_path, env={"PYTHONHASHSEED": hash_seed})
+        assert narrowed.returncode == 0, explain(narrowed)
+        assert headings(narrowed.stdout) == [*variants, "overall"], narrowed.stdout
+
+    from arena.web.data import Database
+
+    titles = [t.title for t in Database(tmp_path / "arena.db").tables("ordered")]
+    assert titles == [*variants, "overall"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from arena.rules.variants import variant_names
 from arena.tournament import latency as lat
 from arena.tournament.ratings import Rating, elo_ratings
 from arena.tournament.store import MatchRow
@@ -127,3 +128,19 @@ def _count(record: Line | Cell, row: MatchRow, side: int) -> None:
         record.wins += 1
     elif row.winner_bot is not None:
         record.losses += 1
+
+
+def variant_order(played: Iterable[str], preferred: Iterable[str] = ()) -> list[str]:
+    """The variants of `played`, once each, in a stable order: those of `preferred` (a
+    config's) in its order, then the rest in the rule book's, then any unknown by name.
+    Every table of standings is listed in it (an outside walkthrough saw the web sort them by
+    name while the CLI kept the config's, and a narrowed run print them in a new order on
+    each run: set order under hash randomisation)."""
+    first = list(dict.fromkeys(preferred))
+    known = variant_names()
+
+    def key(v: str) -> tuple[int, int, str]:
+        return (first.index(v) if v in first else len(first),
+                known.index(v) if v in known else len(known), v)
+
+    return sorted(set(played), key=key)

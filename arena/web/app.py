@@ -31,6 +31,7 @@ from starlette.staticfiles import StaticFiles
 from arena.errors import ReplayMismatchError
 from arena.replay import load_replay
 from arena.tournament.backend import Target, describe
+from arena.tournament.standings import variant_order
 from arena.web import pages, replaydata
 from arena.web.data import TERMINATIONS, Database, DatabaseError, bot_stats
 from arena.web.limits import ClientLimits, Network, WebLimits
@@ -120,7 +121,7 @@ def create_app(
                           variant=q["variant"] or None, termination=q["termination"] or None)
         every = db.rows(q["tournament"] or None)
         bots = sorted({b for r in every for b in (r.bot0, r.bot1)})
-        variants = sorted({r.variant for r in every})
+        variants = variant_order(r.variant for r in every)
         title = f"matches of {q['tournament']}" if q["tournament"] else "matches"
         hidden = (f'<input type="hidden" name="tournament" value="{pages.e(q["tournament"])}">'
                   if q["tournament"] else "")

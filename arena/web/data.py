@@ -19,7 +19,7 @@ from typing import Any
 
 from arena.tournament import backend
 from arena.tournament.backend import Backend, Target
-from arena.tournament.standings import Cell, Line, crosstable, standings
+from arena.tournament.standings import Cell, Line, crosstable, standings, variant_order
 from arena.tournament.store import ROW_COLUMNS, SCHEMA_VERSION, MatchRow, row_from
 
 TERMINATIONS = ("normal", "timeout", "illegal_action", "disconnect", "forfeit")
@@ -157,7 +157,8 @@ class Database:
     def tables(self, tournament: str | None) -> list[Table]:
         """Standings per variant played, then overall (the ladder when `tournament` is None)."""
         rows = self.rows(tournament)
-        variants = sorted({r.variant for r in rows})
+        t = self.tournament(tournament) if tournament is not None else None
+        variants = variant_order((r.variant for r in rows), t.variants if t else ())
         out = [Table(v, standings(rows, v), crosstable(rows, v)) for v in variants]
         out.append(Table("overall", standings(rows), crosstable(rows)))
         return out
