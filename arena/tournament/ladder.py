@@ -230,6 +230,8 @@ class LadderService:
         self.benched: set[str] = set()  # identities that failed to start BENCH_AFTER times
         self._no_starts: dict[str, int] = {}  # identity -> forfeits at start in a row
         self.halves: list[HalfPair] = []  # pairs to finish, found at start
+        self._in_flight: dict[str, int] = {}  # remote token -> its pairs in flight
+        self._withdrawn: dict[str, str] = {}  # token -> why, closed once its pairs end
 
     async def serve(self) -> None:
         cfg = self.config
@@ -321,7 +323,11 @@ class LadderService:
         then are told `why` and closed. Kept admitted, a retired entrant kept a door to the
         referee (hostile review, round 5)."""
         if token and all(bot.token != token for bot in active.values()):
-            self.runner.hub.retire(token, why)
+            if self._in_flight.get(token):  # a pair's second side still needs it
+                self.runner.hub.revoke(token)
+                self._withdrawn[token] = why
+            else:
+                self.runner.hub.retire(token, why)
             log.info("ladder_token_revoked")
 
     def _present(self) -> list[str]:
@@ -414,7 +420,7 @@ class LadderService:
                     self.games[bot] = self.games.get(bot, 0) + 1
                 log.info("ladder_pair", pair=half.number, variant=half.variant,
                          bots=[half.a, half.b], sides=[1])
-                pairs.start_soon(self._play_pair, slots, limiter, half.number, half.variant,
+                self._start_pair(pairs, slots, limiter, half.number, half.variant,
                                  (self.bots[half.a], self.bots[half.b]), half.seed, (1,))
                 continue
             number = self.book.next_pair(cfg.name)
@@ -433,7 +439,19 @@ class LadderService:
                 self.games[bot] = self.games.get(bot, 0) + 2
             specs = (self.bots[a], self.bots[b])
             log.info("ladder_pair", pair=number, variant=variant, bots=[a, b])
-            pairs.start_soon(self._play_pair, slots, limiter, number, variant, specs, seed)
+            self._start_pair(pairs, slots, limiter, number, variant, specs, seed, (0, 1))
+
+    def _start_pair(
+        self, pairs: trio.Nursery, slots: trio.Semaphore, limiter: trio.CapacityLimiter,
+        number: int, variant: str, specs: tuple[BotSpec, BotSpec], seed: int,
+        sides: tuple[int, ...],
+    ) -> None:
+        """Play the pair's `sides` in `pairs`; a remote bot's token withdrawn meanwhile is
+        not closed before they are played (`_revoke`)."""
+        for spec in specs:
+            if spec.token:
+                self._in_flight[spec.token] = self._in_flight.get(spec.token, 0) + 1
+        pairs.start_soon(self._play_pair, slots, limiter, number, variant, specs, seed, sides)
 
     async def _play_pair(
         self, slots: trio.Semaphore, limiter: trio.CapacityLimiter, number: int,
@@ -442,6 +460,7 @@ class LadderService:
     ) -> None:
         # The second side's deals: the first's with duplicate = true, else its own.
         seeds = (seed, seed if self.config.tournament.duplicate else secrets.randbits(63))
+        tokens = [spec.token for spec in specs if spec.token]  # counted by `_start_pair`
         try:
             # One side after the other, never both at once: with duplicate deals, a bot in
             # both would hold, in one, its opponent's cards in the other.
@@ -456,6 +475,11 @@ class LadderService:
                 await self._play_one(limiter, pairing)
         finally:
             slots.release()
+            for token in tokens:
+                self._in_flight[token] -= 1
+                if not self._in_flight[token] and token in self._withdrawn:
+                    # withdrawn while this pair played: closed now, its sides both played
+                    self.runner.hub.retire(token, self._withdrawn.pop(token))
 
     async def _play_one(self, limiter: trio.CapacityLimiter, pairing: Pairing) -> None:
         report: MatchReport | None = None
