@@ -95,6 +95,11 @@ def games_of(found: list[dict[str, Any]], bot: str) -> int:
     return sum(bot in (r["bot0"], r["bot1"]) for r in found)
 
 
+def _met(found: list[dict[str, Any]], a: str, b: str) -> int:
+    """How many stored matches `a` and `b` played against each other."""
+    return sum({r["bot0"], r["bot1"]} == {a, b} for r in found)
+
+
 def wait_for(what: str, check: Any, proc: subprocess.Popen[str], seconds: float) -> None:
     deadline = time.monotonic() + seconds
     while not check():
@@ -158,6 +163,11 @@ def test_the_ladder_ranks_four_bots_by_strength_and_rates_a_version_entered_mid_
         settled = time.time() + 2  # the service polls every 200 ms: 2 s is ample
         wait_for("2 pairs scheduled after the retirement",
                  lambda: len(pairs_after(database, settled)) >= 2, proc, 120)
+        # The top of the table is decided by the top two meeting: without it, "heuristic
+        # first" rested on results against the others alone (1 run in 4 saw 44 matches and
+        # no heuristic-first pair, and first on top).
+        wait_for("2 pairs of heuristic and first",
+                 lambda: _met(rows(database), "heuristic", "first") >= 4, proc, 180)
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
     finally:
