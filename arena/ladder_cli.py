@@ -30,10 +30,11 @@ from arena.tournament.backend import describe as describe_db
 from arena.tournament.config import GOOD_TOKEN, check_bot_command
 from arena.tournament.ladder import LadderService, load_ladder_config
 from arena.tournament.ladder_book import Entry, LadderBook, LadderBot, find_ladder, make_bot
-from arena.tournament.ladder_ratings import rate, table_rows
+from arena.tournament.ladder_ratings import ladder_tables
 from arena.tournament.launcher import own_folders, program_dir, shared_folders
 from arena.tournament.sprt import Sprt, SprtResult, Verdict
 from arena.tournament.sprt_run import SprtRun
+from arena.tournament.standings import variant_order
 
 
 def _consoles() -> tuple[Console, Console, Callable[[str], None]]:
@@ -63,21 +64,15 @@ def show_ladder(database: Target, ladder: str, only: tuple[str, ...], fmt: str,
     settings = book.settings(ladder) or {}
     k = float(settings.get("k", 3.0))
     min_games = int(settings.get("min_games", 10))
-    inherit = book.predecessors(ladder) if settings.get("inherit", True) else {}
     retired = {e.bot.identity for e in book.entries(ladder) if e.retired_at is not None}
     rows = book.matches(ladder, include)
     chosen = {find_variant(v).name for v in only}
     if chosen:
         rows = [r for r in rows if r.variant in chosen]
-    played = sorted({r.variant for r in rows})
-    titles = [(v, v) for v in played] + ([] if chosen else [("overall", None)])
-    tables: dict[str, list[dict[str, object]]] = {}
-    for title, variant in titles:
-        lines = rate(rows, variant=variant, predecessors=inherit)
-        table_data = table_rows(lines.values(), k, min_games)
-        for line in table_data:
-            line["retired"] = line["bot"] in retired
-        tables[f"ladder {ladder}: {title}"] = table_data
+    played = variant_order((r.variant for r in rows), settings.get("variants", ()))
+    tables = {f"ladder {ladder}: {title}": table for title, table in ladder_tables(
+        rows, played, settings, book.predecessors(ladder), retired,
+        overall=not chosen).items()}
     if not rows:
         fail(f"no matches of ladder {ladder!r} in {database} yet")
     if fmt == "json":

@@ -711,3 +711,50 @@ def test_a_ladder_service_is_shown_as_continuous_not_as_a_tournament_with_a_tota
     assert "pairs chosen by the ladder service as it goes" in body
     assert "a pair" not in body.replace("pairs chosen", "")
     assert "1 match a pair" in pages.tournament_body(cup, cp, [], [], [])
+
+
+def test_a_ladder_services_page_shows_its_own_openskill_tables_as_arena_ladder_show(
+    tmp_path: Path,
+) -> None:
+    """A real `arena ladder serve` run, then `arena web` on its database: the ladder's page
+    shows the service's own OpenSkill tables, the same numbers `arena ladder show` prints
+    (the web showed only Elo over every tournament, and an organizer saw two rankings with
+    nothing linking them: an outside walkthrough), and the Ladder page says which is which
+    and links to it."""
+    from test_e2e_support import bot_cmd
+
+    (tmp_path / "ladder.toml").write_text(
+        '[ladder]\nname = "main"\nvariants = ["mineiro-1v1", "argentine-1v1"]\n'
+        'concurrency = 2\nmin_games = 2\ndatabase = "arena.db"\nk = 2.5\npoll_ms = 200\n\n'
+        '[options.argentine-1v1]\ntarget = 15\nchicos = 1\n\n'
+        f'[[bot]]\nname = "first"\ncommand = {json.dumps(bot_cmd("first_legal"))}\n\n'
+        f'[[bot]]\nname = "folder"\ncommand = {json.dumps(bot_cmd("folder"))}\n'
+        f'version = "2"\n', encoding="utf-8")
+    served = arena("ladder", "serve", tmp_path / "ladder.toml", "--duration", "4",
+                   cwd=tmp_path)
+    assert served.returncode == 0, explain(served)
+    shown = arena("ladder", "show", "--database", tmp_path / "arena.db", "--format", "json",
+                  cwd=tmp_path)
+    assert shown.returncode == 0, explain(shown)
+    want = {title.removeprefix("ladder main: "): t["standings"]
+            for title, t in json.loads(shown.stdout).items()}
+    assert list(want) == ["mineiro-1v1", "argentine-1v1", "overall"], list(want)
+    with web_server(tmp_path / "arena.db") as base:
+        status, page = get(base + "/t/main")
+        assert status == 200, page
+        status, ladder = get(base + "/ladder")
+        assert status == 200, ladder
+    assert "OpenSkill" in page
+    assert "&mu; &minus; 2.5&sigma;" in page
+    tables = re.findall(r'<table class="ladder" data-title="([^"]+)">(.*?)</table>', page, re.S)
+    assert [title for title, _ in tables] == list(want)
+    for title, html in tables:
+        cells = [re.findall(r"<td[^>]*>(.*?)</td>", row)
+                 for row in re.findall(r"<tr data-bot=[^>]*>(.*?)</tr>", html, re.S)]
+        expected = [[("&ndash;" if r["rank"] is None else str(r["rank"])), r["bot"],
+                     f"{r['mu']:.2f}", f"{r['sigma']:.2f}", f"{r['conservative']:.2f}",
+                     str(r["games"]), str(r["won"]), str(r["lost"]), str(r["faults"]),
+                     "yes" if r["retired"] else ""] for r in want[title]]
+        assert cells == expected, title
+    assert 'href="/t/main"' in ladder
+    assert "OpenSkill" in ladder

@@ -31,6 +31,7 @@ from arena.tournament.backend import (
     open_backend,
 )
 from arena.tournament.config import BotSpec, checked_name, parse_bot
+from arena.tournament.ladder_ratings import predecessors_of
 from arena.tournament.store import MatchRow, Store
 
 SCHEMA_V1 = """
@@ -234,13 +235,7 @@ class LadderBook:
 
     def predecessors(self, ladder: str) -> dict[str, str]:
         """Each version's predecessor: the same name's version entered just before it."""
-        last: dict[str, str] = {}
-        found: dict[str, str] = {}
-        for entry in self.entries(ladder):
-            if entry.bot.name in last:
-                found[entry.bot.identity] = last[entry.bot.name]
-            last[entry.bot.name] = entry.bot.identity
-        return found
+        return predecessors_of((e.bot.name, e.bot.identity) for e in self.entries(ladder))
 
     def next_pair(self, ladder: str) -> int:
         row = self.db.execute(

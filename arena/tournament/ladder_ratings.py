@@ -109,3 +109,37 @@ def table_rows(lines: Iterable[LadderLine], k: float, min_games: int) -> list[di
             "faults": line.faults,
         })
     return rows
+
+
+def predecessors_of(entries: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """Each version's predecessor: the same name's version entered just before it, from
+    (name, identity) pairs in the order they were entered."""
+    last: dict[str, str] = {}
+    found: dict[str, str] = {}
+    for name, ident in entries:
+        if name in last:
+            found[ident] = last[name]
+        last[name] = ident
+    return found
+
+
+def ladder_tables(
+    rows: Sequence[MatchRow], variants: Sequence[str], settings: dict[str, Any],
+    predecessors: dict[str, str], retired: set[str], *, overall: bool = True,
+) -> dict[str, list[dict[str, Any]]]:
+    """The ladder's tables (what `arena ladder show` and the web print), by title: each
+    variant of `variants` played, then overall; each row as `table_rows`, plus `retired`."""
+    k = float(settings.get("k", 3.0))
+    min_games = int(settings.get("min_games", 10))
+    inherit = predecessors if settings.get("inherit", True) else {}
+    titles: list[tuple[str, str | None]] = [(v, v) for v in variants]
+    if overall:
+        titles.append(("overall", None))
+    tables: dict[str, list[dict[str, Any]]] = {}
+    for title, variant in titles:
+        table = table_rows(rate(rows, variant=variant, predecessors=inherit).values(), k,
+                           min_games)
+        for line in table:
+            line["retired"] = line["bot"] in retired
+        tables[title] = table
+    return tables

@@ -102,13 +102,20 @@ def create_app(
 
     def ladder(request: Request) -> Response:
         tables = db.tables(None)
-        return html("ladder", "<h1>Ladder</h1><p class=meta>every match of every tournament"
-                    "</p>" + pages.section_standings(tables, link="/matches"))
+        services = [t for t in db.tournaments() if t.ladder]
+        also = "".join(
+            f' · <a href="/t/{quote(t.name, safe="")}">{pages.e(t.name)}</a>' for t in services)
+        note = (" (ladder services' matches included); a ladder service's own OpenSkill "
+                f"ratings, as <code>arena ladder show</code> prints them, are on its page{also}"
+                if services else "")
+        return html("ladder", "<h1>Ladder</h1><p class=meta>Elo over every match of every "
+                    f"tournament{note}</p>" + pages.section_standings(tables, link="/matches"))
 
     def tournament(request: Request) -> Response:
         t = tournament_or_404(request.path_params["name"])
         body = pages.tournament_body(t, db.progress(t), db.tables(t.name),
-                                     db.matches(t.name, limit=10_000), bot_stats(db, t.name))
+                                     db.matches(t.name, limit=10_000), bot_stats(db, t.name),
+                                     db.ladder_ratings(t))
         return html(t.name, body, ("live.js",))
 
     def matches(request: Request) -> Response:

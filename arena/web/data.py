@@ -19,6 +19,7 @@ from typing import Any
 
 from arena.tournament import backend
 from arena.tournament.backend import Backend, Target
+from arena.tournament.ladder_ratings import ladder_tables, predecessors_of
 from arena.tournament.standings import Cell, Line, crosstable, standings, variant_order
 from arena.tournament.store import ROW_COLUMNS, SCHEMA_VERSION, MatchRow, row_from
 
@@ -58,6 +59,15 @@ class Table:
     title: str
     lines: list[Line]
     cross: dict[str, dict[str, Cell]]
+
+
+@dataclass(frozen=True)
+class LadderRatings:
+    """A ladder service's OpenSkill tables, by title (variants, then overall)."""
+
+    k: float
+    min_games: int
+    tables: dict[str, list[dict[str, Any]]]
 
 
 class Database:
@@ -162,6 +172,33 @@ class Database:
         out = [Table(v, standings(rows, v), crosstable(rows, v)) for v in variants]
         out.append(Table("overall", standings(rows), crosstable(rows)))
         return out
+
+    def ladder_ratings(self, t: Tournament) -> LadderRatings | None:
+        """A ladder service's own ratings (OpenSkill, the tables `arena ladder show` prints);
+        None for a tournament, or a database without the ladder's tables."""
+        if not t.ladder:
+            return None
+        with self._connect() as db:
+            try:
+                found = db.execute("SELECT settings FROM ladders WHERE name = ?",
+                                   (t.name,)).fetchone()
+                entries = db.execute(
+                    "SELECT name, version, retired_at FROM ladder_bots WHERE ladder = ? "
+                    "ORDER BY added_at, name, version", (t.name,)).fetchall()
+            except backend.driver_errors():  # no ladder tables: an older database
+                return None
+        if found is None:
+            return None
+        settings: dict[str, Any] = json.loads(found[0] or "{}")
+        idents = [(name, f"{name}@{version}" if version else name, retired)
+                  for name, version, retired in entries]
+        rows = self.rows(t.name)
+        played = variant_order((r.variant for r in rows), settings.get("variants", ()))
+        tables = ladder_tables(rows, played, settings,
+                               predecessors_of((n, i) for n, i, _ in idents),
+                               {i for _, i, retired in idents if retired is not None})
+        return LadderRatings(float(settings.get("k", 3.0)), int(settings.get("min_games", 10)),
+                             tables)
 
     def progress(self, t: Tournament, now: float | None = None) -> Progress:
         """How many matches are stored, of how many, and when the rest should be done (from

@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from arena.tournament.standings import Cell, Line
-from arena.web.data import TERMINATIONS, BotStats, Progress, Table, Tournament
+from arena.web.data import TERMINATIONS, BotStats, LadderRatings, Progress, Table, Tournament
 
 
 def e(value: object) -> str:
@@ -198,8 +198,35 @@ def filter_form(action: str, bots: list[str], variants: list[str],
             f'{select("termination", TERMINATIONS)} <button>filter</button></form>')
 
 
+def ladder_ratings_html(ratings: LadderRatings) -> str:
+    """A ladder service's own tables (OpenSkill), as `arena ladder show` prints them."""
+    k = f"{ratings.k:g}"
+    parts = [f'<h2>Ladder ratings</h2><p class="meta">the service\'s own OpenSkill '
+             f"(Plackett-Luce) ratings, as <code>arena ladder show</code> prints them: ranked "
+             f"by &mu; &minus; {e(k)}&sigma; once a bot has {ratings.min_games} games "
+             "(&ndash;: not yet); the "
+             "Elo tables below are over the same matches, another model</p>"]
+    for title, table in ratings.tables.items():
+        body = "".join(
+            f'<tr data-bot="{e(r["bot"])}">'
+            f'<td>{"&ndash;" if r["rank"] is None else r["rank"]}</td>'
+            f'<td>{e(r["bot"])}</td><td class=num>{r["mu"]:.2f}</td>'
+            f'<td class=num>{r["sigma"]:.2f}</td><td class=num>{r["conservative"]:.2f}</td>'
+            f'<td>{r["games"]}</td><td>{r["won"]}</td><td>{r["lost"]}</td>'
+            f'<td>{r["faults"]}</td><td>{"yes" if r["retired"] else ""}</td></tr>'
+            for r in table)
+        parts.append(
+            f'<table class="ladder" data-title="{e(title)}"><caption>{e(title)}</caption>'
+            "<thead><tr><th>#</th><th>bot</th><th>&mu;</th><th>&sigma;</th>"
+            f"<th>&mu; &minus; {e(k)}&sigma;</th>"
+            "<th>games</th><th>won</th><th>lost</th><th>faults</th><th>retired</th></tr>"
+            f"</thead><tbody>{body}</tbody></table>")
+    return "".join(parts)
+
+
 def tournament_body(t: Tournament, p: Progress, tables: list[Table],
-                    rows: list[dict[str, Any]], stats: list[BotStats]) -> str:
+                    rows: list[dict[str, Any]], stats: list[BotStats],
+                    ladder: LadderRatings | None = None) -> str:
     q = quote(t.name, safe="")
     pairs = ("pairs chosen by the ladder service as it goes" if t.ladder else
              f"{t.games} {'match' if t.games == 1 else 'matches'} a pair")
@@ -207,7 +234,8 @@ def tournament_body(t: Tournament, p: Progress, tables: list[Table],
             f'variants {e(", ".join(t.variants))} · {e(pairs)} · '
             f'<a href="/matches?{urlencode({"tournament": t.name})}">matches</a></p>'
             f'<div id="live" data-events="/api/t/{q}/events">{progress_bar(p)}</div>'
-            f'<div id="standings">{section_standings(tables)}</div>'
+            + (ladder_ratings_html(ladder) if ladder is not None else "")
+            + f'<div id="standings">{section_standings(tables)}</div>'
             f"<h2>Bots</h2>{bot_stats_table(stats)}<h2>Faults</h2>{faults_table(rows)}")
 
 
