@@ -895,3 +895,32 @@ def test_pumped_reply_leaves_without_a_self_pipe_write(monkeypatch: pytest.Monke
     replies = trio.run(main)
     assert replies == [b"ping %d" % i for i in range(rounds)]
     assert writes[0] <= 5, f"{writes[0]} self-pipe writes for {rounds} replies"
+
+
+def test_pumped_work_run_as_trio_goes_to_sleep_still_wakes_its_task(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pumped, the loop's ready work runs as trio is about to wait for I/O (its batch-end
+    instrument), outside any task, and what that work hands to trio is a direct call (an
+    answer is routed there, and its referee rescheduled, with no entry-queue task between).
+    trio has already chosen how long to sleep by then: a task such a call makes runnable
+    must run at once, not when trio's next timer is due (here a minute away; before the
+    wake-up that keeps trio awake, the task below slept that long)."""
+    monkeypatch.setenv(HOST_ENV, "pump")
+
+    async def main() -> tuple[float, int]:
+        async with serve_grpc("127.0.0.1:0", [ECHO]) as server:
+            loop: Any = server._loop
+            crossing: Any = server._crossing
+            woken = trio.Event()
+            calls = crossing.direct_calls
+            started = time.monotonic()
+            with trio.move_on_after(60):  # the only timer of ours: trio may sleep till then
+                await trio.sleep(0.05)  # the pump task parks on the loop's selector
+                loop.call_soon(crossing.to_trio, woken.set)  # runs as trio goes to sleep
+                await woken.wait()
+            return time.monotonic() - started, crossing.direct_calls - calls
+
+    waited, direct = trio.run(main)
+    assert direct == 1  # the event was set by a direct call, not through run_sync_soon
+    assert waited < 10, f"the woken task ran {waited:.1f} s late"

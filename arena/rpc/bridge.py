@@ -18,7 +18,8 @@ The two sides meet in exactly two calls:
 * trio -> asyncio: ``loop.call_soon_threadsafe(fn, *args)`` (pumped, its self-pipe write is
   what wakes the pump task, on the same thread)
 * asyncio -> trio: ``trio_token.run_sync_soon(fn, *args)``; pumped, a direct call (the
-  loop's callbacks run inside the pump task, on trio's thread)
+  loop's callbacks run on trio's thread, inside the pump task or trio's batch-end
+  instrument; after the latter, one wake-up keeps trio from sleeping on what they woke)
 
 A callback handed to either never raises (trio would crash the whole run if one did). The
 only state both threads touch is, per stream, two `collections.deque` objects and a few
@@ -301,7 +302,7 @@ class _Crossing:
     """
 
     __slots__ = ("_direct", "_loop", "_pumped", "_same_thread", "_token", "arrival_time",
-                 "batch_to_asyncio", "batch_to_trio", "look")
+                 "batch_to_asyncio", "batch_to_trio", "direct_calls", "look")
 
     def __init__(
         self,
@@ -318,6 +319,7 @@ class _Crossing:
         # thread, inside trio, and call trio directly.
         self._direct = pumped
         self._pumped = pumped
+        self.direct_calls = 0  # calls `to_trio` made directly (pumped), ever
         # The time.monotonic() to stamp a message read off the wire with, given the latest
         # request handed to gRPC on its stream (an answer cannot come before it): now, or,
         # pumped, the earliest it can have come (`Pump.arrival_time`); and, pumped, how to
@@ -329,7 +331,8 @@ class _Crossing:
 
     def to_trio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the trio thread soon (call from any thread)."""
-        if self._direct:  # we are on trio's thread, in the pump task
+        if self._direct:  # pumped: we are on trio's thread, in a pass of the loop
+            self.direct_calls += 1
             fn(*args)
             return True
         try:
@@ -337,6 +340,11 @@ class _Crossing:
         except trio.RunFinishedError:
             return False
         return True
+
+    def keep_trio_awake(self) -> None:
+        """Make trio's coming wait for I/O return at once (its run_sync_soon wake-up)."""
+        with suppress(trio.RunFinishedError):
+            self._token.run_sync_soon(_noop)
 
     def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
@@ -419,13 +427,16 @@ class _BatchEnd(trio.abc.Instrument):
                 send()  # never raises: a hop into a finished world returns False
         if self.pumped is not None:
             pump, crossing = self.pumped
-            # Outside any task: what the loop's callbacks hand to trio goes through
-            # run_sync_soon (whose wake-up keeps trio from sleeping), not a direct call.
-            crossing._direct = False
-            try:
-                pump.run_ready()  # never raises
-            finally:
-                crossing._direct = True
+            # Outside any task, but on trio's thread: what the loop's callbacks hand to trio
+            # is a direct call here too (trio's reschedule, an Event, a channel's send_nowait
+            # need no task), so an answer read in this pass wakes its referee in trio's very
+            # next batch, with no entry-queue task and no batch of trio's loop in between.
+            # trio has already chosen how long to wait for I/O, though: if it meant to sleep
+            # and a call may have made a task runnable, one wake-up keeps it from sleeping.
+            calls = crossing.direct_calls
+            pump.run_ready()  # never raises
+            if timeout > 0 and crossing.direct_calls != calls:
+                crossing.keep_trio_awake()
 
 
 class SentNote(Protocol):
@@ -758,7 +769,10 @@ class _AsyncioSide(Generic[InT, OutT]):
         self._context = context
         self._crossing = crossing
         self._route = route
-        self._writer_wake = asyncio.Event()
+        # The writer's wake-up: a flag, and the bare future it awaits while idle (cheaper
+        # than an asyncio.Event: one future a wait and no waiter list; it wakes once a message).
+        self._writer_woken = False
+        self._writer_idle: asyncio.Future[None] | None = None
         self._reader_room = asyncio.Event()
         self._ended: asyncio.Future[tuple[grpc.StatusCode, str]] = (
             asyncio.get_running_loop().create_future()
@@ -768,7 +782,12 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def wake_writer(self) -> None:
         self._stream._outbox_wake_pending = False
-        self._writer_wake.set()
+        self._writer_woken = True
+        idle = self._writer_idle
+        if idle is not None:
+            self._writer_idle = None
+            if not idle.done():  # (cancelled with the writer: nothing to wake)
+                idle.set_result(None)
 
     def resume_reading(self) -> None:
         self._reader_room.set()
@@ -850,8 +869,10 @@ class _AsyncioSide(Generic[InT, OutT]):
         stream, outbox = self._stream, self._stream._outbox
         low_water = stream._window // 2
         batch = self._route.batch
+        loop = asyncio.get_running_loop()
         try:
             while True:
+                self._writer_woken = False
                 while outbox:
                     item = outbox.popleft()
                     noted: list[SentNote] = []
@@ -890,8 +911,9 @@ class _AsyncioSide(Generic[InT, OutT]):
                         written = time.monotonic()
                         for note in noted:
                             note.sent_at = written
-                await self._writer_wake.wait()
-                self._writer_wake.clear()
+                if not self._writer_woken:  # (woken while writing: look again first)
+                    idle = self._writer_idle = loop.create_future()
+                    await idle
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # e.g. the serializer refused a message: end the RPC
@@ -1474,6 +1496,10 @@ class GrpcServerThread:
             del self._live[side]
             if door is not None:
                 door._live.discard(side)
+
+
+def _noop() -> None:
+    pass
 
 
 def _forget_locals(exc: BaseException) -> None:
