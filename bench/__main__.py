@@ -15,6 +15,7 @@ from collections.abc import Callable
 from bench import (
     fairness,
     floor_instructions,
+    path_instructions,
     raw_pingpong,
     referee_path,
     rules_instructions,
@@ -31,6 +32,7 @@ PARTS: dict[str, Callable[[float], Rows]] = {
     "rules_speed": rules_speed.part,
     "rules_instructions": rules_instructions.part,
     "floor_instructions": floor_instructions.part,
+    "path_instructions": path_instructions.part,
     "raw_pingpong": raw_pingpong.part,
     "referee_path": referee_path.part,
     "fairness": fairness.part,
