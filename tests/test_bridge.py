@@ -922,5 +922,5 @@ def test_pumped_work_run_as_trio_goes_to_sleep_still_wakes_its_task(
             return time.monotonic() - started, crossing.direct_calls - calls
 
     waited, direct = trio.run(main)
-    assert direct == 1  # the event was set by a direct call, not through run_sync_soon
+    assert direct >= 1  # the event was set by a direct call, not through run_sync_soon
     assert waited < 10, f"the woken task ran {waited:.1f} s late"
