@@ -92,7 +92,7 @@ import trio
 
 from arena.buckets import TokenBuckets
 from arena.rpc.peers import peer_host
-from arena.rpc.pump import Pump
+from arena.rpc.pump import Pump, noop
 from arena.rpc.pump import supported as pump_supported
 
 THREAD_NAME = "arena-grpc"
@@ -301,7 +301,7 @@ class _Crossing:
     one hop is on its way ride on that hop.
     """
 
-    __slots__ = ("_direct", "_loop", "_pumped", "_same_thread", "_token", "arrival_time",
+    __slots__ = ("_loop", "_pumped", "_same_thread", "_token", "arrival_time",
                  "batch_to_asyncio", "batch_to_trio", "direct_calls", "look")
 
     def __init__(
@@ -317,7 +317,6 @@ class _Crossing:
         self._same_thread = same_thread  # trio is a guest on `loop`: no thread to cross
         # `loop` is pumped by a trio task (arena.rpc.pump): its callbacks run on trio's
         # thread, inside trio, and call trio directly.
-        self._direct = pumped
         self._pumped = pumped
         self.direct_calls = 0  # calls `to_trio` made directly (pumped), ever
         # The time.monotonic() to stamp a message read off the wire with, given the latest
@@ -331,7 +330,7 @@ class _Crossing:
 
     def to_trio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the trio thread soon (call from any thread)."""
-        if self._direct:  # pumped: we are on trio's thread, in a pass of the loop
+        if self._pumped:  # we are on trio's thread, in a pass of the loop
             self.direct_calls += 1
             fn(*args)
             return True
@@ -344,7 +343,7 @@ class _Crossing:
     def keep_trio_awake(self) -> None:
         """Make trio's coming wait for I/O return at once (its run_sync_soon wake-up)."""
         with suppress(trio.RunFinishedError):
-            self._token.run_sync_soon(_noop)
+            self._token.run_sync_soon(noop)
 
     def to_asyncio(self, fn: Callable[[Unpack[_Args]], object], *args: *_Args) -> bool:
         """Run ``fn(*args)`` on the gRPC thread's loop soon (call from any thread)."""
@@ -769,10 +768,7 @@ class _AsyncioSide(Generic[InT, OutT]):
         self._context = context
         self._crossing = crossing
         self._route = route
-        # The writer's wake-up: a flag, and the bare future it awaits while idle (cheaper
-        # than an asyncio.Event: one future a wait and no waiter list; it wakes once a message).
-        self._writer_woken = False
-        self._writer_idle: asyncio.Future[None] | None = None
+        self._writer_wake = asyncio.Event()
         self._reader_room = asyncio.Event()
         self._ended: asyncio.Future[tuple[grpc.StatusCode, str]] = (
             asyncio.get_running_loop().create_future()
@@ -782,12 +778,7 @@ class _AsyncioSide(Generic[InT, OutT]):
 
     def wake_writer(self) -> None:
         self._stream._outbox_wake_pending = False
-        self._writer_woken = True
-        idle = self._writer_idle
-        if idle is not None:
-            self._writer_idle = None
-            if not idle.done():  # (cancelled with the writer: nothing to wake)
-                idle.set_result(None)
+        self._writer_wake.set()
 
     def resume_reading(self) -> None:
         self._reader_room.set()
@@ -869,10 +860,8 @@ class _AsyncioSide(Generic[InT, OutT]):
         stream, outbox = self._stream, self._stream._outbox
         low_water = stream._window // 2
         batch = self._route.batch
-        loop = asyncio.get_running_loop()
         try:
             while True:
-                self._writer_woken = False
                 while outbox:
                     item = outbox.popleft()
                     noted: list[SentNote] = []
@@ -911,9 +900,8 @@ class _AsyncioSide(Generic[InT, OutT]):
                         written = time.monotonic()
                         for note in noted:
                             note.sent_at = written
-                if not self._writer_woken:  # (woken while writing: look again first)
-                    idle = self._writer_idle = loop.create_future()
-                    await idle
+                await self._writer_wake.wait()
+                self._writer_wake.clear()
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # e.g. the serializer refused a message: end the RPC
@@ -1496,10 +1484,6 @@ class GrpcServerThread:
             del self._live[side]
             if door is not None:
                 door._live.discard(side)
-
-
-def _noop() -> None:
-    pass
 
 
 def _forget_locals(exc: BaseException) -> None:

@@ -49,8 +49,8 @@ def supported(loop: asyncio.AbstractEventLoop) -> bool:
     return all(hasattr(loop, name) for name in ("_run_once", "_ready", "_scheduled", "_selector"))
 
 
-def _noop() -> None:
-    pass
+def noop() -> None:
+    """Does nothing: the callback of a wake-up."""
 
 
 PASSES = 8
@@ -180,7 +180,7 @@ class Pump:
         except Exception:  # the pump task's next pass meets it again, in a task
             pass
         with suppress(RuntimeError):  # closed meanwhile: nothing left to run
-            loop.call_soon_threadsafe(_noop)  # the self-pipe: wakes the pump task
+            loop.call_soon_threadsafe(noop)  # the self-pipe: wakes the pump task
 
     async def run(self) -> None:
         """Pump until `stop`; then until the loop has nothing ready."""
