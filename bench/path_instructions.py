@@ -30,7 +30,7 @@ import shutil
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench.rules_speed import ROOT
 
 
 def _count(root: Path, side: str, streams: int, seconds: float) -> tuple[int, int]:
